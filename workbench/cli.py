@@ -1,0 +1,356 @@
+"""The ``workbench`` command: each command is options, one service call, and printing.
+
+Errors print one plain line on stderr (``error: where: what``) and exit with status 1;
+usage mistakes exit with status 2.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from workbench.errors import WorkbenchError
+from workbench.model import Record, RecordType, Status, Tombstone
+from workbench.service import Workbench
+
+DEFAULT_STORE = "memory"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _progress(desc: str, total: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="B" if desc.startswith("checking") else "it", unit_scale=True,
+                leave=False, disable=None, file=sys.stderr)
+
+
+class Context:
+    def __init__(self, store: str | None, endpoint: str | None, user: str | None, timeout: float) -> None:
+        self.location = endpoint or store or os.environ.get("WORKBENCH_STORE") or DEFAULT_STORE
+        self.user = user
+        self.timeout = timeout
+
+    def open(self, *, create: bool = False) -> Workbench:
+        return Workbench.open(self.location, create=create, user=self.user, timeout=self.timeout)
+
+
+def _emit(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True))
+
+
+def command(group: click.Group, name: str | None = None) -> Callable[[F], F]:
+    """A subcommand that opens the store, maps Workbench errors to one stderr line, and closes."""
+
+    def wrap(fn: F) -> F:
+        @group.command(name=name, help=fn.__doc__)
+        @click.pass_obj
+        @functools.wraps(fn)
+        def run(ctx: Context, *args: Any, **kwargs: Any) -> None:
+            try:
+                with ctx.open(create=fn.__name__ == "init") as wb:
+                    fn(wb, *args, **kwargs)
+            except WorkbenchError as exc:
+                click.echo(f"error: {exc}", err=True)
+                sys.exit(1)
+
+        run.__doc__ = fn.__doc__
+        return run  # type: ignore[return-value]
+
+    return wrap
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--store", type=click.Path(file_okay=False), help=f"Store directory (default: $WORKBENCH_STORE or ./{DEFAULT_STORE}).")
+@click.option("--endpoint", metavar="URL", help="A SPARQL 1.1 server instead of a local store (e.g. http://127.0.0.1:7878).")
+@click.option("--as", "user", metavar="USER", help="Who acts (default: $WORKBENCH_USER or your login name).")
+@click.option("--timeout", default=30.0, show_default=True, help="Seconds to wait for a remote store.")
+@click.pass_context
+def main(ctx: click.Context, store: str | None, endpoint: str | None, user: str | None, timeout: float) -> None:
+    """Workbench: a memory that says how it knows.
+
+    Facts are RDF with PROV-O provenance in an embedded store on disk (or any SPARQL 1.1 server).
+
+    \b
+    Start here:
+      workbench init --sample          create ./memory with the sample data
+      workbench stats                  what is in it
+      workbench entities resolve Paris
+      workbench records --type decision
+    """
+    if store and endpoint:
+        raise click.UsageError("give --store or --endpoint, not both")
+    ctx.obj = Context(store, endpoint, user, timeout)
+
+
+# ---------------------------------------------------------------------- setting up, import, export
+
+@command(main)
+@click.option("--sample", is_flag=True, help="Also load the sample data in data/.")
+@click.option("--json", "as_json", is_flag=True, help="Print the import reports as JSON.")
+def init(wb: Workbench, sample: bool, as_json: bool) -> None:
+    """Create the store (or bring its ontology up to date); --sample loads the sample data.
+
+    Example: workbench --store memory init --sample
+    """
+    reports = wb.init(sample=sample, progress=_progress)
+    if as_json:
+        _emit([r.to_json() for r in reports])
+        return
+    click.echo(f"store ready: {wb.store.capabilities.name} at {getattr(wb.store, 'path', None) or getattr(wb.store, 'query_url', '')}")
+    for r in reports:
+        click.echo(f"  {Path(r.files[0]).name}: {r.records_added} records added, {r.records_unchanged} unchanged, "
+                   f"{r.entities_created} entities created")
+
+
+@command(main, "import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--type", "record_type", type=click.Choice([t.value for t in RecordType]),
+              help="Record type of plain RDF data (default: observation).")
+@click.option("--source", help="Source id for plain RDF data (default: the file name).")
+@click.option("--said-by", help="Who said the RDF data (default: you).")
+@click.option("--statement", help="The statement the RDF data records, in plain words.")
+@click.option("--visible-to", multiple=True, help="A person or group who may see the RDF data (repeatable).")
+@click.option("--json", "as_json", is_flag=True)
+def import_(wb: Workbench, files: tuple[str, ...], record_type: str | None, source: str | None,
+            said_by: str | None, statement: str | None, visible_to: tuple[str, ...], as_json: bool) -> None:
+    """Import memory records (.jsonl) or RDF (.ttl .trig .nt .nq .jsonld .rdf); all of it or nothing.
+
+    Example: workbench import data/memories.jsonl
+    """
+    report = wb.import_files(list(files), record_type=record_type, source=source, said_by=said_by,
+                             statement=statement, visible_to=visible_to, progress=_progress)
+    if as_json:
+        _emit(report.to_json())
+    else:
+        click.echo(f"{report.records_added} records added, {report.records_unchanged} unchanged, "
+                   f"{report.entities_created} entities created, {report.quads_added} quads")
+
+
+@command(main)
+@click.argument("file", type=click.Path(dir_okay=False))
+def export(wb: Workbench, file: str) -> None:
+    """Export the store; the format comes from the extension (.trig/.nq/.jsonld keep provenance).
+
+    Example: workbench export backup.trig
+    """
+    n = wb.export(file)
+    click.echo(f"wrote {n} quads to {file}")
+
+
+# ---------------------------------------------------------------------- entities
+
+@main.group()
+def entities() -> None:
+    """Entities and their names: list, add, alias, merge, split, resolve."""
+
+
+@command(entities, "list")
+@click.option("--json", "as_json", is_flag=True)
+def entities_list(wb: Workbench, as_json: bool) -> None:
+    """List registered entities with their names and aliases."""
+    found = wb.entities()
+    if as_json:
+        _emit([e.to_json() for e in found])
+        return
+    for e in found:
+        aliases = ", ".join(f"{a}@{lang}" if lang else a for a, lang in e.aliases)
+        merged = f"  (merged into {e.merged_into})" if e.merged_into else ""
+        click.echo(f"{e.iri}  {' / '.join(e.names)}" + (f"  aliases: {aliases}" if aliases else "") + merged)
+
+
+@command(entities, "add")
+@click.argument("name")
+@click.option("--lang", help="Language tag of the name, e.g. en, zh.")
+def entities_add(wb: Workbench, name: str, lang: str | None) -> None:
+    """Register a new entity under NAME (even if another has it: the name becomes ambiguous)."""
+    click.echo(wb.add_entity(name, lang=lang).value)
+
+
+@command(entities, "alias")
+@click.argument("entity")
+@click.argument("alias")
+@click.option("--lang", help="Language tag of the alias, e.g. zh.")
+def entities_alias(wb: Workbench, entity: str, alias: str, lang: str | None) -> None:
+    """Register ALIAS as a name of ENTITY (a name or an IRI).
+
+    Example: workbench entities alias Paris 巴黎 --lang zh
+    """
+    iri = wb.add_alias(entity, alias, lang=lang)
+    click.echo(f"{alias!r} now names {iri.value}")
+
+
+@command(entities, "merge")
+@click.argument("keep")
+@click.argument("other")
+@click.option("--reason", required=True, help="Why they are the same.")
+def entities_merge(wb: Workbench, keep: str, other: str, reason: str) -> None:
+    """State that OTHER is the same entity as KEEP (reversible with split)."""
+    click.echo(f"merged; act {wb.merge(keep, other, reason=reason).value}")
+
+
+@command(entities, "split")
+@click.argument("entity")
+@click.option("--reason", required=True, help="Why they are not the same after all.")
+def entities_split(wb: Workbench, entity: str, reason: str) -> None:
+    """Undo the merge that folded ENTITY into another."""
+    click.echo(f"split; act {wb.split(entity, reason=reason).value}")
+
+
+@command(entities, "resolve")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True)
+def entities_resolve(wb: Workbench, name: str, as_json: bool) -> None:
+    """Say which entity NAME binds to: exactly one, ambiguous, or unknown. Never a guess."""
+    res = wb.resolve(name)
+    if as_json:
+        _emit(res.to_json())
+        return
+    if res.outcome == "bound":
+        click.echo(f"{name!r} -> {res.entities[0]}")
+    elif res.outcome == "ambiguous":
+        click.echo(f"{name!r} is ambiguous: {', '.join(res.entities)}")
+    else:
+        click.echo(f"{name!r} names no entity")
+
+
+# ---------------------------------------------------------------------- records and time
+
+def _show(rec: Record | Tombstone) -> str:
+    if isinstance(rec, Tombstone):
+        return f"[erased] {rec.iri}: {rec.kind}, erased by {rec.erased_by} at {rec.erased_at} ({rec.reason})"
+    when = f" effective {rec.effective_from}" if rec.effective_from else ""
+    until = f" to {rec.effective_to}" if rec.effective_to else ""
+    link = f" supersedes {', '.join(rec.supersedes)}" if rec.supersedes else ""
+    return (f"[{rec.status.value}] {rec.id} ({rec.type.value}{when}{until}{link}): {rec.statement}\n"
+            f"    source {rec.source.id}, said by {rec.source.said_by}"
+            + (f", at {rec.source.locator}" if rec.source.locator else "")
+            + (f", captured {rec.source.captured_at}" if rec.source.captured_at else ""))
+
+
+@command(main)
+@click.option("--as-of", metavar="DATE", help="What was effective on this date (YYYY-MM-DD).")
+@click.option("--type", "record_type", type=click.Choice([t.value for t in RecordType]))
+@click.option("--about", metavar="NAME", help="Only records about this entity.")
+@click.option("--all", "everything", is_flag=True, help="Every status: active, superseded, retracted.")
+@click.option("--limit", type=click.IntRange(min=1))
+@click.option("--json", "as_json", is_flag=True)
+def records(wb: Workbench, as_of: str | None, record_type: str | None, about: str | None, everything: bool,
+            limit: int | None, as_json: bool) -> None:
+    """List records: active ones, or what was effective --as-of a date.
+
+    Example: workbench records --type decision --as-of 2026-03-01
+    """
+    found = wb.records(as_of=as_of, record_type=record_type, about=about,
+                       status=None if everything else Status.ACTIVE, limit=limit)
+    if as_json:
+        _emit([r.to_json() for r in found])
+    else:
+        for r in found:
+            click.echo(_show(r))
+
+
+@command(main)
+@click.argument("record_id")
+@click.option("--json", "as_json", is_flag=True)
+def show(wb: Workbench, record_id: str, as_json: bool) -> None:
+    """Show one record with its provenance and triples."""
+    rec = wb.record(record_id)
+    if as_json:
+        _emit(rec.to_json())
+        return
+    click.echo(_show(rec))
+    for s, p, o in rec.triples:
+        click.echo(f"    {s} {p} {o}")
+
+
+@command(main)
+@click.argument("record_id")
+@click.option("--json", "as_json", is_flag=True)
+def history(wb: Workbench, record_id: str, as_json: bool) -> None:
+    """The audit chain of a record: everything linked by SUPERSEDES, oldest first."""
+    chain = wb.history(record_id)
+    if as_json:
+        _emit([c.to_json() for c in chain])
+    else:
+        for c in chain:
+            click.echo(_show(c))
+
+
+@command(main)
+@click.argument("old")
+@click.option("--by", "new", required=True, metavar="NEW_ID", help="The recorded correction.")
+@click.option("--reason", required=True)
+def supersede(wb: Workbench, old: str, new: str, reason: str) -> None:
+    """Mark record OLD as superseded by record NEW (history is kept).
+
+    Example: workbench supersede d-1 --by d-2 --reason "the UK customer signed"
+    """
+    wb.supersede(old, new, reason=reason)
+    click.echo(f"{old} is superseded by {new}")
+
+
+@command(main)
+@click.argument("record_id")
+@click.option("--reason", required=True)
+def retract(wb: Workbench, record_id: str, reason: str) -> None:
+    """Withdraw a record with no replacement; the audit keeps it."""
+    wb.retract(record_id, reason=reason)
+    click.echo(f"{record_id} retracted")
+
+
+@command(main)
+@click.argument("record_id")
+@click.option("--reason", required=True, help="Why it is erased (kept on the tombstone).")
+def erase(wb: Workbench, record_id: str, reason: str) -> None:
+    """Erase a record and every copy the store manages; a content-free tombstone remains."""
+    stone = wb.erase(record_id, reason=reason)
+    click.echo(f"erased {record_id}; tombstone: {stone.kind}, by {stone.erased_by} at {stone.erased_at}")
+
+
+# ---------------------------------------------------------------------- SPARQL and stats
+
+@command(main)
+@click.argument("query")
+@click.option("--format", "fmt", default="json", show_default=True,
+              type=click.Choice(["json", "csv", "tsv", "xml", "turtle", "ntriples", "jsonld"]))
+def sparql(wb: Workbench, query: str, fmt: str) -> None:
+    """Run a SPARQL query. QUERY is the text, @FILE, or - for standard input.
+
+    Facts live in named graphs (one per record); metadata in <urn:wb:graph:meta>.
+
+    \b
+    Example:
+      workbench sparql 'SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 5' --format csv
+    """
+    if query == "-":
+        query = sys.stdin.read()
+    elif query.startswith("@"):
+        query = Path(query[1:]).read_text(encoding="utf-8")
+    sys.stdout.buffer.write(wb.sparql(query, format=fmt))
+    sys.stdout.flush()
+
+
+@command(main)
+@click.option("--json", "as_json", is_flag=True)
+def stats(wb: Workbench, as_json: bool) -> None:
+    """Counts: records by type and status, sources, entities, tombstones, quads."""
+    data = wb.stats()
+    if as_json:
+        _emit(data)
+        return
+    click.echo(f"{data['records']} records ({', '.join(f'{v} {k}' for k, v in data['by_status'].items())})")
+    for k, v in data["by_type"].items():
+        click.echo(f"  {k}: {v}")
+    click.echo(f"{data['sources']} sources, {data['entities']} entities, {data['tombstones']} tombstones, "
+               f"{data['quads']} quads ({data['backend']})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,251 @@
+"""Entities and their names: exact resolution, aliases, merges and splits, all over SPARQL.
+
+A name binds through its key (:func:`workbench.names.name_key`) and nothing else. Aliases are
+registered by a person and may not be taken by another entity. A merge states ``owl:sameAs`` from
+the merged entity to the one kept, as an attributed act; a split removes that statement and
+records that it undid the merge. Resolution follows merges to the entity kept.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+
+import pyoxigraph as ox
+
+from workbench.errors import Ambiguous, Conflict, Invalid, NotFound
+from workbench.ids import ENTITIES_GRAPH, activity_iri, agent_iri, entity_iri, entity_slug
+from workbench.model import Entity, Resolution
+from workbench.names import name_key
+from workbench.store import Store
+from workbench.vocab import OWL, PREFIXES, PROV, RDF, RDFS, SKOS, WB, XSD
+
+
+def literal(text: str) -> str:
+    """A SPARQL string literal, escaped."""
+    return str(ox.Literal(text))
+
+
+def resolve_keys(store: Store, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """For each name key, the entities it binds to after following merges (sorted IRIs).
+
+    A name binds through a ``wb:nameKey`` in the entities graph, or through a SKOS label that is
+    already its own key (imports add a key only where the label differs from it, which keeps
+    bulk common sense with hundreds of thousands of names cheap to load).
+    """
+    keys = sorted(set(keys))
+    out: dict[str, tuple[str, ...]] = {k: () for k in keys}
+    for start in range(0, len(keys), 500):
+        chunk = keys[start:start + 500]
+        values = " ".join(literal(k) for k in chunk)
+        rows = store.select(
+            PREFIXES + f"SELECT DISTINCT ?k ?c WHERE {{ VALUES ?k {{ {values} }} "
+            f"{{ GRAPH {ENTITIES_GRAPH} {{ ?e wb:nameKey ?k }} }} "
+            "UNION { GRAPH ?g { ?e skos:prefLabel ?k } } UNION { GRAPH ?g { ?e skos:altLabel ?k } } "
+            f"OPTIONAL {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs+ ?m . FILTER NOT EXISTS {{ ?m owl:sameAs ?d }} }} }} "
+            "BIND(COALESCE(?m, ?e) AS ?c) }"
+        )
+        found: dict[str, set[str]] = {}
+        for row in rows:
+            found.setdefault(row["k"].value, set()).add(row["c"].value)  # type: ignore[union-attr]
+        for k, iris in found.items():
+            out[k] = tuple(sorted(iris))
+    return out
+
+
+def resolve(store: Store, name: str) -> Resolution:
+    """Bind a name exactly: one entity, several (ambiguous) or none (unknown)."""
+    iris = resolve_keys(store, [name_key(name)])[name_key(name)]
+    outcome = "bound" if len(iris) == 1 else ("ambiguous" if iris else "unknown")
+    return Resolution(name=name, outcome=outcome, entities=iris)
+
+
+def entity_ref(store: Store, ref: str) -> ox.NamedNode:
+    """An entity named by ``<IRI>``, a ``urn:``/``http(s):`` IRI, or a name that binds exactly."""
+    text = ref.strip()
+    if text.startswith("<") and text.endswith(">"):
+        text = text[1:-1]
+    if text.startswith(("urn:", "http://", "https://")):
+        node = ox.NamedNode(text)
+        if not store.ask(f"ASK {{ GRAPH {ENTITIES_GRAPH} {{ {node} ?p ?o }} }}"):
+            raise NotFound(f"no entity {node}")
+        return node
+    res = resolve(store, ref)
+    if res.outcome == "ambiguous":
+        raise Ambiguous(ref, res.entities)
+    if res.outcome == "unknown":
+        raise NotFound(f"no entity is named {ref!r} (names bind exactly; see `workbench entities list`)")
+    return ox.NamedNode(res.entities[0])
+
+
+def mint(store: Store, name: str, taken: set[str]) -> ox.NamedNode:
+    """A new entity IRI from a readable stem, unused in the store and in ``taken``."""
+    stem = entity_slug(name)
+    for n in range(1, 10_000):
+        iri = entity_iri(stem if n == 1 else f"{stem}-{n}")
+        if iri.value in taken:
+            continue
+        if not store.ask(f"ASK {{ GRAPH {ENTITIES_GRAPH} {{ {iri} ?p ?o }} }}"):
+            taken.add(iri.value)
+            return iri
+    raise Conflict(f"too many entities share the stem {stem!r}")
+
+
+def entity_quads(iri: ox.NamedNode, name: str, activity: ox.NamedNode, lang: str | None = None) -> list[ox.Quad]:
+    """The quads that create an entity with its first name."""
+    g = ENTITIES_GRAPH
+    label = ox.Literal(name, language=lang) if lang else ox.Literal(name)
+    return [
+        ox.Quad(iri, RDF.type, WB.Entity, g),
+        ox.Quad(iri, SKOS.prefLabel, label, g),
+        ox.Quad(iri, WB.nameKey, ox.Literal(name_key(name)), g),
+        ox.Quad(iri, PROV.wasGeneratedBy, activity, g),
+    ]
+
+
+def _act(kind: str, actor: str, now: str) -> tuple[ox.NamedNode, list[ox.Quad]]:
+    act = activity_iri(kind, f"{now}/{uuid.uuid4().hex[:8]}")
+    who = agent_iri(actor)
+    g = ENTITIES_GRAPH
+    return act, [
+        ox.Quad(act, PROV.wasAssociatedWith, who, g),
+        ox.Quad(act, PROV.startedAtTime, ox.Literal(now, datatype=XSD.dateTime), g),
+        ox.Quad(who, RDF.type, PROV.Agent, g),
+        ox.Quad(who, RDFS.label, ox.Literal(actor), g),
+    ]
+
+
+def add(store: Store, name: str, *, actor: str, now: str, lang: str | None = None) -> ox.NamedNode:
+    """Register a new entity under a name, even if the name is already taken (then it is ambiguous)."""
+    act, quads = _act("entity", actor, now)
+    iri = mint(store, name, set())
+    quads += [ox.Quad(act, RDF.type, PROV.Activity, ENTITIES_GRAPH)]
+    quads += entity_quads(iri, name, act, lang)
+    store.apply(insert=quads)
+    return iri
+
+
+def add_alias(store: Store, ref: str, alias: str, *, actor: str, now: str, lang: str | None = None) -> ox.NamedNode:
+    """Register ``alias`` for an entity. Raises :class:`Conflict` if another entity has that name."""
+    iri = entity_ref(store, ref)
+    key = name_key(alias)
+    current = canonical(store, iri)
+    holders = [e for e in resolve_keys(store, [key])[key] if e != current.value]
+    if holders:
+        raise Conflict(
+            f"the alias {alias!r} is already a name of {', '.join('<' + h + '>' for h in holders)}; "
+            "merge the entities if they are the same, or choose another alias",
+            holders=holders,
+        )
+    act, quads = _act("alias", actor, now)
+    label = ox.Literal(alias, language=lang) if lang else ox.Literal(alias)
+    g = ENTITIES_GRAPH
+    quads += [
+        ox.Quad(act, RDF.type, WB.AliasRegistration, g),
+        ox.Quad(act, WB.aliasOf, iri, g),
+        ox.Quad(act, WB.alias, label, g),
+        ox.Quad(iri, SKOS.altLabel, label, g),
+        ox.Quad(iri, WB.nameKey, ox.Literal(key), g),
+    ]
+    store.apply(insert=quads)
+    return iri
+
+
+def canonical(store: Store, iri: ox.NamedNode) -> ox.NamedNode:
+    rows = store.select(
+        PREFIXES + f"SELECT ?c WHERE {{ GRAPH {ENTITIES_GRAPH} {{ {iri} owl:sameAs* ?c . "
+        "FILTER NOT EXISTS { ?c owl:sameAs ?d } } }"
+    )
+    return rows[0]["c"] if rows else iri  # type: ignore[return-value]
+
+
+def merge(store: Store, keep: str, other: str, *, actor: str, now: str, reason: str) -> ox.NamedNode:
+    """State that ``other`` is the same entity as ``keep``; returns the merge activity."""
+    kept = canonical(store, entity_ref(store, keep))
+    merged = canonical(store, entity_ref(store, other))
+    if kept == merged:
+        raise Conflict(f"{kept} and {merged} are already the same entity")
+    if not reason.strip():
+        raise Invalid("a merge needs a reason")
+    act, quads = _act("merge", actor, now)
+    g = ENTITIES_GRAPH
+    quads += [
+        ox.Quad(act, RDF.type, WB.Merge, g),
+        ox.Quad(act, WB.mergedEntity, merged, g),
+        ox.Quad(act, WB.mergedInto, kept, g),
+        ox.Quad(act, WB.reason, ox.Literal(reason), g),
+        ox.Quad(merged, OWL.sameAs, kept, g),
+    ]
+    store.apply(insert=quads)
+    return act
+
+
+def split(store: Store, ref: str, *, actor: str, now: str, reason: str) -> ox.NamedNode:
+    """Undo the merge that folded this entity into another; returns the split activity."""
+    text = ref.strip().strip("<>")
+    if text.startswith(("urn:", "http://", "https://")):
+        iri = ox.NamedNode(text)
+    else:
+        res = resolve_keys(store, [name_key(ref)])[name_key(ref)]
+        rows = store.select(
+            PREFIXES + f"SELECT DISTINCT ?e WHERE {{ GRAPH {ENTITIES_GRAPH} {{ ?e wb:nameKey {literal(name_key(ref))} ; "
+            "owl:sameAs ?x } }"
+        )
+        if not rows and not res:
+            raise NotFound(f"no entity is named {ref!r}")
+        if len(rows) != 1:
+            raise Invalid(f"name the merged entity by its IRI; {ref!r} names {len(rows)} merged entities")
+        iri = rows[0]["e"]  # type: ignore[assignment]
+    rows = store.select(
+        PREFIXES + f"SELECT ?m ?into WHERE {{ GRAPH {ENTITIES_GRAPH} {{ {iri} owl:sameAs ?into . "
+        f"?m a wb:Merge ; wb:mergedEntity {iri} ; wb:mergedInto ?into . "
+        "FILTER NOT EXISTS { ?s wb:undoes ?m } } }"
+    )
+    if not rows:
+        raise Conflict(f"{iri} is not merged into another entity; nothing to split")
+    merge_act, into = rows[0]["m"], rows[0]["into"]
+    act, quads = _act("split", actor, now)
+    g = ENTITIES_GRAPH
+    quads += [
+        ox.Quad(act, RDF.type, WB.Split, g),
+        ox.Quad(act, WB.undoes, merge_act, g),  # type: ignore[arg-type]
+        ox.Quad(act, WB.reason, ox.Literal(reason), g),
+    ]
+    store.apply(insert=quads, delete=[ox.Quad(iri, OWL.sameAs, into, g)])  # type: ignore[arg-type]
+    return act
+
+
+def describe(store: Store, iris: Iterable[str] | None = None) -> list[Entity]:
+    """Entities with their names and aliases; all of them when ``iris`` is None."""
+    values = ""
+    if iris is not None:
+        values = "VALUES ?e { " + " ".join(f"<{i}>" for i in iris) + " }"
+    rows = store.select(
+        PREFIXES + f"SELECT ?e ?name ?alias ?into WHERE {{ {values} GRAPH {ENTITIES_GRAPH} {{ ?e a wb:Entity . "
+        "{ ?e skos:prefLabel ?name } UNION { ?e skos:altLabel ?alias } UNION { ?e owl:sameAs ?into } } }"
+    )
+    names: dict[str, list[str]] = {}
+    aliases: dict[str, list[tuple[str, str | None]]] = {}
+    merged: dict[str, str] = {}
+    for row in rows:
+        e = row["e"].value  # type: ignore[union-attr]
+        names.setdefault(e, [])
+        if row["name"] is not None:
+            names[e].append(row["name"].value)
+        if row["alias"] is not None:
+            a = row["alias"]
+            aliases.setdefault(e, []).append((a.value, a.language))  # type: ignore[union-attr]
+        if row["into"] is not None:
+            merged[e] = row["into"].value
+    return [
+        Entity(iri=e, names=tuple(sorted(n)), aliases=tuple(sorted(aliases.get(e, []), key=lambda x: (x[0], x[1] or ""))),
+               merged_into=merged.get(e))
+        for e, n in sorted(names.items())
+    ]
+
+
+def check_bindings(bindings: Mapping[str, tuple[str, ...]], where: Mapping[str, str]) -> None:
+    """Raise :class:`Ambiguous` for the first name key that binds several entities."""
+    for key, iris in sorted(bindings.items()):
+        if len(iris) > 1:
+            raise Ambiguous(key, iris, where=where.get(key))

@@ -1,0 +1,273 @@
+"""Planning an import of memory records (JSON Lines): bind names, build assertions, check all.
+
+Names bind exactly to existing entities; a name that matches none creates a new entity, recorded
+as created by this import; a name that matches several stops the import, naming the candidates.
+A record already imported with the same content is left alone; a different record under a taken
+id, or an id that was erased, is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from workbench import entities, jsonl, literals
+from workbench.errors import Conflict, Invalid
+from workbench.ids import AUDIT_GRAPH, META_GRAPH, record_iri, source_iri
+from workbench.imports.common import (
+    AssertionSpec,
+    Plan,
+    SourceSpec,
+    assertion_quads,
+    check_shapes,
+    new_activity,
+    source_quads,
+)
+from workbench.model import Status
+from workbench.names import name_key
+from workbench.relations import Relations
+from workbench.store import Batch, Store
+from workbench.vocab import PREFIXES, WB, XSD
+
+_PREFIXED = {
+    "xsd:": "http://www.w3.org/2001/XMLSchema#",
+    "rdf:": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs:": "http://www.w3.org/2000/01/rdf-schema#",
+    "wb:": "https://w3id.org/workbench/ns#",
+    "skos:": "http://www.w3.org/2004/02/skos/core#",
+    "owl:": "http://www.w3.org/2002/07/owl#",
+}
+
+
+def expand(text: str) -> ox.NamedNode | None:
+    """``<iri>`` or ``prefix:local`` for a known prefix, else None."""
+    if text.startswith("<") and text.endswith(">"):
+        try:
+            return ox.NamedNode(text[1:-1])
+        except ValueError:
+            raise Invalid(f"{text} is not a valid IRI") from None
+    for prefix, ns in _PREFIXED.items():
+        if text.startswith(prefix) and " " not in text:
+            return ox.NamedNode(ns + text[len(prefix):])
+    return None
+
+
+class RecordsPlanner:
+    def __init__(self, store: Store, *, actor: str, now: str) -> None:
+        self.store = store
+        self.actor = actor
+        self.now = now
+
+    def plan(self, paths: Sequence[Path]) -> Plan:
+        records: list[jsonl.RecordIn] = []
+        seen: dict[str, str] = {}
+        for path in paths:
+            for rec in jsonl.parse_file(path):
+                if rec.id in seen:
+                    raise Invalid(f"record id {rec.id!r} is also used at {seen[rec.id]}", where=rec.where)
+                seen[rec.id] = rec.where
+                records.append(rec)
+        activity, quads = new_activity(self.actor, self.now, [str(p) for p in paths])
+        plan = Plan(batch=Batch(quads=quads), files=tuple(str(p) for p in paths), activity=activity)
+        todo = self._new_records(records, plan)
+        if not todo:
+            plan.batch = Batch()  # nothing new: leave no trace of an empty import
+            return plan
+        bind = self._bind_names(todo, plan)
+        relations = Relations.load(self.store)
+        in_batch = {r.id for r in todo}
+        sources: dict[str, tuple[SourceSpec, str]] = {}
+        self._superseded: set[ox.NamedNode] = set()
+        for rec in todo:
+            self._add_record(rec, plan, bind, relations, sources, in_batch)
+        # Records superseded by another record of this same import land superseded.
+        landing = {ox.Quad(record_iri(i), WB.status, Status.ACTIVE.iri, META_GRAPH) for i in in_batch}
+        stale = {q for q in landing if q.subject in self._superseded}
+        plan.batch.quads = [q for q in plan.batch.quads if q not in stale]
+        plan.batch.quads += [ox.Quad(q.subject, WB.status, Status.SUPERSEDED.iri, META_GRAPH) for q in sorted(stale, key=str)]
+        check_shapes(plan)
+        return plan
+
+    # -------------------------------------------------------------- steps
+
+    def _new_records(self, records: list[jsonl.RecordIn], plan: Plan) -> list[jsonl.RecordIn]:
+        if not records:
+            return []
+        values = " ".join(str(record_iri(r.id)) for r in records)
+        rows = self.store.select(
+            PREFIXES + f"SELECT ?r ?d ?erased WHERE {{ VALUES ?r {{ {values} }} "
+            f"{{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion OPTIONAL {{ ?r wb:recordDigest ?d }} }} }} UNION "
+            f"{{ GRAPH {AUDIT_GRAPH} {{ ?r a wb:Tombstone }} BIND(true AS ?erased) }} }}"
+        )
+        existing = {row["r"].value: row for row in rows}  # type: ignore[union-attr]
+        todo = []
+        for rec in records:
+            row = existing.get(record_iri(rec.id).value)
+            if row is None:
+                todo.append(rec)
+            elif row["erased"] is not None:
+                raise Conflict(f"record {rec.id!r} was erased; an erased id cannot be imported again", where=rec.where)
+            elif row["d"] is not None and row["d"].value == rec.digest:
+                plan.records_unchanged += 1
+            else:
+                raise Conflict(
+                    f"record {rec.id!r} already exists with different content; to correct it, import a new "
+                    f"record with \"supersedes\": {rec.id!r}",
+                    where=rec.where,
+                )
+        return todo
+
+    def _bind_names(self, records: list[jsonl.RecordIn], plan: Plan) -> dict[str, ox.NamedNode]:
+        """Name key -> entity, for every name the records use; new entities are planned."""
+        first: dict[str, tuple[str, str]] = {}  # key -> (name as written, where)
+        for rec in records:
+            names = list(rec.about) + list(rec.applies_to)
+            names += [rec.decided_by] if rec.decided_by else []
+            for s, _, o in rec.triples:
+                names += [x for x in (s, o) if isinstance(x, str) and expand(x) is None]
+            for name in names:
+                first.setdefault(name_key(name), (name, rec.where))
+        bound = entities.resolve_keys(self.store, first)
+        entities.check_bindings(bound, {k: w for k, (_, w) in first.items()})
+        out: dict[str, ox.NamedNode] = {}
+        taken: set[str] = set()
+        for key, iris in sorted(bound.items()):
+            if iris:
+                out[key] = ox.NamedNode(iris[0])
+                continue
+            name, where = first[key]
+            iri = entities.mint(self.store, name, taken)
+            plan.batch.quads += entities.entity_quads(iri, name, plan.activity)
+            plan.origins[iri.value] = where
+            plan.new_entities.append(iri.value)
+            out[key] = iri
+        return out
+
+    def _add_record(
+        self,
+        rec: jsonl.RecordIn,
+        plan: Plan,
+        bind: dict[str, ox.NamedNode],
+        relations: Relations,
+        sources: dict[str, tuple[SourceSpec, str]],
+        in_batch: set[str],
+    ) -> None:
+        graph = record_iri(rec.id)
+        plan.origins[graph.value] = rec.where
+        triples = [self._triple(t, i, rec, bind, relations) for i, t in enumerate(rec.triples)]
+        problems = literals.check(t.object for t in triples if isinstance(t.object, ox.Literal))
+        if problems:
+            raise Invalid(problems[0].message, where=rec.where)
+        plan.batch.quads += [ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples]
+        plan.batch.new_graphs.add(graph)
+
+        src = SourceSpec(rec.source.id, rec.source.said_by, rec.source.captured_at, rec.source.text,
+                         rec.source.locator, rec.visible_to)
+        self._add_source(src, rec.where, plan, sources)
+        supports = []
+        for item in rec.supported_by:
+            if isinstance(item, str):
+                if item not in sources and not self._source_exists(item):
+                    raise Invalid(f"supported_by: no source {item!r} is recorded; describe it as an object "
+                                  "with id and said_by", where=rec.where)
+                supports.append(item)
+            else:
+                self._add_source(SourceSpec(item.id, item.said_by, item.captured_at, item.text, item.locator,
+                                            rec.visible_to), rec.where, plan, sources)
+                supports.append(item.id)
+        supersedes = self._supersedes(rec, plan, in_batch) if rec.supersedes else None
+        spec = AssertionSpec(
+            iri=graph, id=rec.id, statement=rec.statement, type=rec.type, source_id=rec.source.id,
+            said_by=rec.source.said_by, activity=plan.activity, created_at=self.now,
+            effective_from=rec.effective_from, effective_to=rec.effective_to,
+            extracted_by=rec.extracted_by, prompt_version=rec.prompt_version, confirmed_by=rec.confirmed_by,
+            about=tuple(bind[name_key(n)] for n in rec.about),
+            applies_to=tuple(bind[name_key(n)] for n in rec.applies_to),
+            decided_by=bind[name_key(rec.decided_by)] if rec.decided_by else None,
+            supported_by=tuple(supports), supersedes=supersedes, digest=rec.digest,
+        )
+        plan.batch.quads += assertion_quads(spec)
+        plan.records_added += 1
+
+    def _add_source(self, src: SourceSpec, where: str, plan: Plan, sources: dict[str, tuple[SourceSpec, str]]) -> None:
+        if src.id in sources:
+            other, other_where = sources[src.id]
+            if other != src:
+                raise Invalid(f"source {src.id!r} is described differently at {other_where}", where=where)
+            return
+        sources[src.id] = (src, where)
+        quads = source_quads(src)
+        plan.origins.setdefault(quads[0].subject.value, where)
+        node = quads[0].subject
+        rows = self.store.select(
+            PREFIXES + f"SELECT ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ {node} ?p ?o }} }}"
+        )
+        if rows:
+            have = {(r["p"].value, str(r["o"])) for r in rows}  # type: ignore[union-attr]
+            want = {(q.predicate.value, str(q.object)) for q in quads if q.subject == node}
+            if have != want:
+                raise Conflict(f"source {src.id!r} is already recorded with a different description", where=where)
+        plan.batch.quads += quads
+
+    def _source_exists(self, source_id: str) -> bool:
+        return self.store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {source_iri(source_id)} a wb:Source }} }}")
+
+    def _supersedes(self, rec: jsonl.RecordIn, plan: Plan, in_batch: set[str]) -> ox.NamedNode:
+        old_id = rec.supersedes or ""
+        old = record_iri(old_id)
+        if old_id == rec.id:
+            raise Invalid("a record cannot supersede itself", where=rec.where)
+        if old in self._superseded:
+            raise Conflict(f"record {old_id!r} is superseded twice in this import", where=rec.where)
+        self._superseded.add(old)
+        if old_id in in_batch:
+            return old  # it lands already superseded: see plan()
+        rows = self.store.select(
+            PREFIXES + f"SELECT ?s WHERE {{ GRAPH {META_GRAPH} {{ {old} a wb:Assertion ; wb:status ?s }} }}"
+        )
+        if not rows:
+            raise Invalid(f"\"supersedes\": no record {old_id!r} to supersede", where=rec.where)
+        if rows[0]["s"] != Status.ACTIVE.iri:
+            raise Conflict(f"record {old_id!r} is not active (it is {rows[0]['s']}); supersede the active one",
+                           where=rec.where)
+        plan.batch.removals.append(ox.Quad(old, WB.status, Status.ACTIVE.iri, META_GRAPH))
+        plan.batch.quads.append(ox.Quad(old, WB.status, Status.SUPERSEDED.iri, META_GRAPH))
+        return old
+
+    def _triple(self, t: tuple[Any, Any, Any], i: int, rec: jsonl.RecordIn, bind: dict[str, ox.NamedNode],
+                relations: Relations) -> ox.Triple:
+        s, p, o = t
+        where = rec.where
+        subject = expand(s) or bind[name_key(s)]
+        predicate = expand(p) or relations.get(p)
+        if predicate is None:
+            raise Invalid(f"triples[{i}]: unknown relation {p!r}; known relations: {relations.labels()}", where=where)
+        return ox.Triple(subject, predicate, self._object(o, i, where, bind))
+
+    @staticmethod
+    def _object(o: Any, i: int, where: str, bind: dict[str, ox.NamedNode]) -> ox.NamedNode | ox.Literal:
+        if isinstance(o, bool):
+            return ox.Literal(o)
+        if isinstance(o, int):
+            return ox.Literal(str(o), datatype=XSD.integer)
+        if isinstance(o, Decimal):
+            # A JSON number is a value, not a spelling: keep it in the store's canonical form.
+            return literals.canonical(ox.Literal(str(o), datatype=XSD.decimal))
+        if isinstance(o, dict):
+            value = o["value"]
+            if not isinstance(value, str):
+                raise Invalid(f"triples[{i}] object \"value\" must be a string", where=where)
+            if "lang" in o:
+                return ox.Literal(value, language=o["lang"])
+            if "datatype" in o:
+                dt = expand(o["datatype"]) if isinstance(o["datatype"], str) else None
+                if dt is None:
+                    raise Invalid(f"triples[{i}] datatype must be xsd:NAME or <IRI>", where=where)
+                return ox.Literal(value, datatype=dt)
+            return ox.Literal(value)
+        assert isinstance(o, str)
+        return expand(o) or bind[name_key(o)]

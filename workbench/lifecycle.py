@@ -1,0 +1,136 @@
+"""What happens to a record after it lands: superseded by a correction, retracted, or erased.
+
+Supersession and retraction never rewrite history: the old record stays, with its status changed
+and a link (SUPERSEDES) or an attributed act saying why. Erasure is different: it removes the record
+and every copy the store manages (its triples, its metadata, a source only it used, names only it
+gave) and leaves a content-free tombstone: what kind of thing, who, when, why.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pyoxigraph as ox
+
+from workbench.errors import Conflict, Invalid, NotFound
+from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, activity_iri, agent_iri, record_iri
+from workbench.imports.common import agent_quads
+from workbench.model import Status, Tombstone
+from workbench.names import name_key
+from workbench.records import get
+from workbench.store import Store
+from workbench.vocab import PREFIXES, PROV, RDF, WB, XSD
+
+
+def _status(store: Store, iri: ox.NamedNode, record_id: str) -> ox.NamedNode:
+    rows = store.select(PREFIXES + f"SELECT ?s WHERE {{ GRAPH {META_GRAPH} {{ {iri} a wb:Assertion ; wb:status ?s }} }}")
+    if not rows:
+        get(store, record_id)  # raises NotFound, naming an erasure if there was one
+        raise NotFound(f"no record {record_id!r}")
+    return rows[0]["s"]  # type: ignore[return-value]
+
+
+def _activity(kind: str, actor: str, now: str, reason: str, graph: ox.NamedNode) -> tuple[ox.NamedNode, list[ox.Quad]]:
+    if not reason.strip():
+        raise Invalid(f"a {kind} needs a reason")
+    act = activity_iri(kind, f"{now}/{uuid.uuid4().hex[:8]}")
+    return act, [
+        ox.Quad(act, PROV.wasAssociatedWith, agent_iri(actor), graph),
+        ox.Quad(act, PROV.startedAtTime, ox.Literal(now, datatype=XSD.dateTime), graph),
+        ox.Quad(act, WB.reason, ox.Literal(reason), graph),
+        *agent_quads(actor, graph),
+    ]
+
+
+def supersede(store: Store, old_id: str, new_id: str, *, actor: str, now: str, reason: str) -> None:
+    """Mark ``old_id`` superseded by ``new_id`` (both recorded). Raises Conflict on a cycle or a
+    record that is not active."""
+    old, new = record_iri(old_id), record_iri(new_id)
+    if old == new:
+        raise Invalid("a record cannot supersede itself")
+    for iri, rid in ((old, old_id), (new, new_id)):
+        status = _status(store, iri, rid)
+        if status != Status.ACTIVE.iri:
+            raise Conflict(f"record {rid!r} is {Status.from_iri(status.value).value}, not active")
+    if store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {old} wb:supersedes+ {new} }} }}"):
+        raise Conflict(f"record {old_id!r} already supersedes {new_id!r}; that would be a cycle")
+    act, quads = _activity("supersession", actor, now, reason, META_GRAPH)
+    g = META_GRAPH
+    quads += [
+        ox.Quad(act, RDF.type, WB.Supersession, g),
+        ox.Quad(act, PROV.used, old, g),
+        ox.Quad(act, PROV.used, new, g),
+        ox.Quad(new, WB.supersedes, old, g),
+        ox.Quad(old, WB.status, WB.Superseded, g),
+    ]
+    store.apply(insert=quads, delete=[ox.Quad(old, WB.status, WB.Active, g)])
+
+
+def retract(store: Store, record_id: str, *, actor: str, now: str, reason: str) -> None:
+    """Withdraw an active record without a replacement; the audit still shows it."""
+    iri = record_iri(record_id)
+    if _status(store, iri, record_id) != Status.ACTIVE.iri:
+        raise Conflict(f"record {record_id!r} is not active")
+    act, quads = _activity("retraction", actor, now, reason, META_GRAPH)
+    g = META_GRAPH
+    quads += [ox.Quad(act, RDF.type, PROV.Activity, g), ox.Quad(act, PROV.used, iri, g),
+              ox.Quad(iri, WB.status, WB.Retracted, g)]
+    store.apply(insert=quads, delete=[ox.Quad(iri, WB.status, WB.Active, g)])
+
+
+def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str) -> Tombstone:
+    """Remove a record and every copy of it the store manages; leave a tombstone."""
+    iri = record_iri(record_id)
+    _status(store, iri, record_id)
+    if not reason.strip():
+        raise Invalid("an erasure needs a reason")
+    record = get(store, record_id)
+    doomed = [q for q in store.quads(META_GRAPH) if q.subject == iri]
+    doomed += _orphan_source(store, iri)
+    doomed += _orphan_names(store, iri)
+    g = AUDIT_GRAPH
+    kind = f"assertion ({record.type.value})"
+    stone = [
+        ox.Quad(iri, RDF.type, WB.Tombstone, g),
+        ox.Quad(iri, WB.erasedKind, ox.Literal(kind), g),
+        ox.Quad(iri, PROV.wasAttributedTo, agent_iri(actor), g),
+        ox.Quad(iri, PROV.invalidatedAtTime, ox.Literal(now, datatype=XSD.dateTime), g),
+        ox.Quad(iri, WB.reason, ox.Literal(reason), g),
+        *agent_quads(actor, g),
+    ]
+    store.apply(drop=[iri], delete=doomed, insert=stone)  # one request: all of it or none
+    return Tombstone(iri=iri.value, kind=kind, erased_by=actor, erased_at=now, reason=reason)
+
+
+def _orphan_source(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
+    """The quads of this record's sources that no other record uses (they hold the source text)."""
+    rows = store.select(
+        PREFIXES + f"SELECT DISTINCT ?src WHERE {{ GRAPH {META_GRAPH} {{ "
+        f"{{ {iri} prov:wasDerivedFrom ?src }} UNION {{ {iri} wb:supportedBy ?src }} "
+        f"FILTER NOT EXISTS {{ ?other prov:wasDerivedFrom|wb:supportedBy ?src FILTER(?other != {iri}) }} }} }}"
+    )
+    out: list[ox.Quad] = []
+    for row in rows:
+        out += [q for q in store.quads(META_GRAPH) if q.subject == row["src"]]
+    return out
+
+
+def _orphan_names(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
+    """Name keys that only this record's labels gave."""
+    rows = store.select(
+        PREFIXES + f"SELECT ?e ?label WHERE {{ GRAPH {iri} {{ ?e skos:prefLabel|skos:altLabel ?label }} }}"
+    )
+    out = []
+    for row in rows:
+        e, label = row["e"], row["label"]
+        key = ox.Literal(name_key(label.value))  # type: ignore[union-attr]
+        still = store.ask(
+            PREFIXES + f"ASK {{ {{ GRAPH ?g {{ {e} skos:prefLabel|skos:altLabel ?l }} FILTER(?g != {iri}) "
+            f"FILTER(LCASE(STR(?l)) = LCASE({key})) }} UNION {{ GRAPH {ENTITIES_GRAPH} {{ "
+            f"?a wb:aliasOf {e} ; wb:alias ?l FILTER(LCASE(STR(?l)) = LCASE({key})) }} }} }}"
+        )
+        quad = ox.Quad(e, WB.nameKey, key, ENTITIES_GRAPH)  # type: ignore[arg-type]
+        if not still:
+            out.append(quad)
+    return out
+

@@ -1,0 +1,298 @@
+"""The one Workbench API. The CLI, the server, the UI and notebooks all call these methods.
+
+>>> import tempfile, pathlib
+>>> wb = Workbench.open(pathlib.Path(tempfile.mkdtemp()) / "memory", create=True, user="alice")
+>>> wb.init()
+>>> wb.add_entity("Paris").value
+'urn:wb:entity:paris'
+>>> wb.resolve("  PARIS ").outcome
+'bound'
+>>> wb.resolve("Paris Hilton").outcome
+'unknown'
+>>> wb.close()
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from workbench import entities, lifecycle, records
+from workbench.errors import Invalid, Unsupported
+from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH
+from workbench.imports.common import Plan, ProgressFactory
+from workbench.imports.rdf import FORMATS, RdfPlanner
+from workbench.imports.records import RecordsPlanner
+from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Status, Tombstone
+from workbench.store import Batch, Store, open_store
+from workbench.vocab import PREFIXES
+
+ROOT = Path(__file__).resolve().parent.parent
+ONTOLOGY_DIR = ROOT / "ontology"
+DATA_DIR = ROOT / "data"
+
+Clock = Callable[[], dt.datetime]
+
+RESULT_FORMATS = {
+    "json": ox.QueryResultsFormat.JSON,
+    "xml": ox.QueryResultsFormat.XML,
+    "csv": ox.QueryResultsFormat.CSV,
+    "tsv": ox.QueryResultsFormat.TSV,
+}
+GRAPH_FORMATS = {
+    "turtle": ox.RdfFormat.TURTLE,
+    "ntriples": ox.RdfFormat.N_TRIPLES,
+    "jsonld": ox.RdfFormat.JSON_LD,
+    "xml": ox.RdfFormat.RDF_XML,
+}
+
+
+def default_user() -> str:
+    """Who acts on a local store: $WORKBENCH_USER, else the login name."""
+    return os.environ.get("WORKBENCH_USER") or getpass.getuser()
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class Workbench:
+    """A memory store and everything people do with it."""
+
+    def __init__(self, store: Store, *, user: str | None = None, clock: Clock = _utc_now) -> None:
+        self.store = store
+        self.user = user or default_user()
+        self._clock = clock
+
+    @classmethod
+    def open(cls, location: str | os.PathLike[str], *, create: bool = False, user: str | None = None,
+             clock: Clock = _utc_now, timeout: float = 30.0) -> Workbench:
+        """Open a store: a directory (embedded) or the URL of a SPARQL 1.1 server.
+
+        Raises NotFound when there is no store there (unless ``create``), StoreUnavailable when
+        another process holds it or the server does not answer.
+        """
+        return cls(open_store(location, create=create, timeout=timeout), user=user, clock=clock)
+
+    def now(self) -> str:
+        return self._clock().astimezone(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Workbench:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ setting up
+
+    def init(self, *, sample: bool = False, progress: ProgressFactory | None = None) -> list[ImportReport]:
+        """Load the ontology (idempotent); with ``sample``, also the sample data in data/."""
+        quads = []
+        for path in sorted(ONTOLOGY_DIR.glob("*.ttl")):
+            quads += [ox.Quad(q.subject, q.predicate, q.object, ONTOLOGY_GRAPH)
+                      for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)]
+        self.store.write(Batch(quads=quads))
+        return self.load_sample(progress=progress) if sample else []
+
+    def load_sample(self, *, progress: ProgressFactory | None = None) -> list[ImportReport]:
+        """The sample data: admitted common sense, memories, and the aliases the user registered."""
+        from workbench import sample
+
+        return sample.load(self, DATA_DIR, progress=progress)
+
+    # ------------------------------------------------------------------ import / export
+
+    def import_files(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        record_type: RecordType | str | None = None,
+        source: str | None = None,
+        said_by: str | None = None,
+        statement: str | None = None,
+        visible_to: Sequence[str] = (),
+        progress: ProgressFactory | None = None,
+    ) -> ImportReport:
+        """Import memory records (.jsonl) or RDF files, atomically: all of it lands or nothing.
+
+        RDF options (``record_type``, ``source``, ``said_by``, ``statement``, ``visible_to``)
+        describe where plain RDF data came from; JSON Lines records carry their own.
+        Raises Invalid/ParseError naming file, line and field; Ambiguous for a name that matches
+        several entities; Conflict for a changed record under a taken id.
+        """
+        files = [Path(p) for p in paths]
+        if not files:
+            raise Invalid("name at least one file to import")
+        for f in files:
+            if not f.is_file():
+                raise Invalid(f"no such file: {f}")
+        jsonl = [f for f in files if f.suffix.lower() == ".jsonl"]
+        rdf = [f for f in files if f.suffix.lower() != ".jsonl"]
+        if jsonl and rdf:
+            raise Invalid("import JSON Lines records and RDF files in separate imports")
+        now = self.now()
+        if jsonl:
+            plan = RecordsPlanner(self.store, actor=self.user, now=now).plan(jsonl)
+        else:
+            rtype = RecordType.parse(record_type) if isinstance(record_type, str) else record_type
+            plan = RdfPlanner(self.store, actor=self.user, now=now).plan(
+                rdf, record_type=rtype or RecordType.OBSERVATION, source_id=source, said_by=said_by,
+                statement=statement, visible_to=tuple(visible_to), progress=progress)
+        self._land(plan, progress)
+        return ImportReport(
+            files=plan.files, records_added=plan.records_added, records_unchanged=plan.records_unchanged,
+            entities_created=len(plan.new_entities), quads_added=len(plan.batch.quads),
+            activity=plan.activity.value if len(plan.batch) else "", new_entities=tuple(plan.new_entities))
+
+    def _land(self, plan: Plan, progress: ProgressFactory | None) -> None:
+        if not len(plan.batch):
+            return
+        total = len(plan.batch.quads) + sum(f.path.stat().st_size for f in plan.batch.files)
+        bar = progress("writing", total) if progress else None
+        try:
+            self.store.write(plan.batch, progress=bar.update if bar else None)
+        finally:
+            if bar:
+                bar.close()
+
+    def export(self, path: str | os.PathLike[str]) -> int:
+        """Write the store to a file; the format comes from the extension. Returns the quads written.
+
+        TriG, N-Quads and JSON-LD keep everything (every graph, all provenance) and import back
+        isomorphically. Turtle, N-Triples and RDF/XML hold no graphs: they get the triples of
+        the active records only, without provenance.
+        """
+        target = Path(path)
+        fmt = FORMATS.get(target.suffix.lower())
+        if fmt is None:
+            raise Invalid(f"cannot tell the format from {target.suffix!r}; use one of {', '.join(sorted(FORMATS))}")
+        if fmt.supports_datasets or fmt == ox.RdfFormat.JSON_LD:
+            quads = list(self.store.quads())
+        else:
+            rows = self.store.select(
+                PREFIXES + f"SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }} "
+                "GRAPH ?g { ?s ?p ?o } }")
+            quads = [ox.Quad(r["s"], r["p"], r["o"]) for r in rows]  # type: ignore[arg-type]
+        tmp = target.with_name(target.name + ".part")
+        with open(tmp, "wb") as out:
+            ox.serialize(quads if fmt.supports_datasets or fmt == ox.RdfFormat.JSON_LD else [q.triple for q in quads],
+                         out, format=fmt)
+        tmp.replace(target)
+        return len(quads)
+
+    # ------------------------------------------------------------------ entities and names
+
+    def resolve(self, name: str) -> Resolution:
+        """Bind a name exactly (NFC, case folding, white space): bound, ambiguous or unknown."""
+        return entities.resolve(self.store, name)
+
+    def entities(self) -> list[Entity]:
+        return entities.describe(self.store)
+
+    def entity(self, ref: str) -> Entity:
+        iri = entities.entity_ref(self.store, ref)
+        found = entities.describe(self.store, [iri.value])
+        return found[0] if found else Entity(iri=iri.value, names=())
+
+    def add_entity(self, name: str, *, lang: str | None = None) -> ox.NamedNode:
+        return entities.add(self.store, name, actor=self.user, now=self.now(), lang=lang)
+
+    def add_alias(self, ref: str, alias: str, *, lang: str | None = None) -> ox.NamedNode:
+        """Register an alias. Raises Conflict when another entity already has that name."""
+        return entities.add_alias(self.store, ref, alias, actor=self.user, now=self.now(), lang=lang)
+
+    def merge(self, keep: str, other: str, *, reason: str) -> ox.NamedNode:
+        return entities.merge(self.store, keep, other, actor=self.user, now=self.now(), reason=reason)
+
+    def split(self, ref: str, *, reason: str) -> ox.NamedNode:
+        return entities.split(self.store, ref, actor=self.user, now=self.now(), reason=reason)
+
+    # ------------------------------------------------------------------ records and time
+
+    def record(self, record_id: str) -> Record:
+        return records.get(self.store, record_id)
+
+    def records(self, *, as_of: str | None = None, status: Status | None = Status.ACTIVE,
+                record_type: RecordType | str | None = None, about: str | None = None,
+                limit: int | None = None) -> list[Record]:
+        """Active records by default; ``as_of`` gives what was effective on that date."""
+        rtype = RecordType.parse(record_type) if isinstance(record_type, str) else record_type
+        about_iri = entities.entity_ref(self.store, about) if about else None
+        return records.find(self.store, as_of=as_of, status=status, record_type=rtype, about=about_iri, limit=limit)
+
+    def history(self, record_id: str) -> list[Record | Tombstone]:
+        """The audit view of a record: its whole supersession chain, erased links as tombstones."""
+        return records.chain(self.store, record_id)
+
+    def supersede(self, old_id: str, new_id: str, *, reason: str) -> None:
+        lifecycle.supersede(self.store, old_id, new_id, actor=self.user, now=self.now(), reason=reason)
+
+    def retract(self, record_id: str, *, reason: str) -> None:
+        lifecycle.retract(self.store, record_id, actor=self.user, now=self.now(), reason=reason)
+
+    def erase(self, record_id: str, *, reason: str) -> Tombstone:
+        """Remove a record and every copy the store manages; leave a content-free tombstone."""
+        return lifecycle.erase(self.store, record_id, actor=self.user, now=self.now(), reason=reason)
+
+    # ------------------------------------------------------------------ SPARQL and stats
+
+    def sparql(self, query: str, *, format: str = "json") -> bytes:
+        """A SPARQL query's answer serialised: json, xml, csv, tsv (SELECT/ASK) or turtle,
+        ntriples, jsonld, xml (CONSTRUCT/DESCRIBE). Updates are refused here."""
+        if _is_update(query):
+            raise Unsupported("SPARQL Update is not accepted here; change the store through imports and commands")
+        results = RESULT_FORMATS.get(format, ox.QueryResultsFormat.JSON)
+        graph = GRAPH_FORMATS.get(format, ox.RdfFormat.TURTLE)
+        if format not in RESULT_FORMATS and format not in GRAPH_FORMATS:
+            known = ", ".join(sorted(set(RESULT_FORMATS) | set(GRAPH_FORMATS)))
+            raise Invalid(f"unknown format {format!r}; use one of {known}")
+        return self.store.query_raw(query, results=results, graph=graph)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of records by type and status, sources, entities, quads."""
+        rows = self.store.select(
+            PREFIXES + f"SELECT ?t ?s (COUNT(?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
+            "wb:recordType ?t ; wb:status ?s } } GROUP BY ?t ?s")
+        by_type: dict[str, int] = {}
+        by_status: dict[str, int] = {}
+        for r in rows:
+            n = int(r["n"].value)  # type: ignore[union-attr]
+            t = RecordType.from_iri(r["t"].value).value  # type: ignore[union-attr]
+            s = Status.from_iri(r["s"].value).value  # type: ignore[union-attr]
+            by_type[t] = by_type.get(t, 0) + n
+            by_status[s] = by_status.get(s, 0) + n
+        counts = self.store.select(
+            PREFIXES + "SELECT "
+            f"(SUM(IF(?g = {META_GRAPH} && ?p = rdf:type && ?o = wb:Source, 1, 0)) AS ?sources) "
+            f"(SUM(IF(?g = {ENTITIES_GRAPH} && ?p = rdf:type && ?o = wb:Entity, 1, 0)) AS ?entities) "
+            "(COUNT(*) AS ?quads) WHERE { GRAPH ?g { ?s ?p ?o } }")[0]
+        tomb = self.store.select(PREFIXES + "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH ?g { ?t a wb:Tombstone } }")[0]
+        return {
+            "backend": self.store.capabilities.name,
+            "records": sum(by_type.values()),
+            "by_type": dict(sorted(by_type.items())),
+            "by_status": dict(sorted(by_status.items())),
+            "sources": int(counts["sources"].value) if counts["sources"] else 0,  # type: ignore[union-attr]
+            "entities": int(counts["entities"].value) if counts["entities"] else 0,  # type: ignore[union-attr]
+            "tombstones": int(tomb["n"].value),  # type: ignore[union-attr]
+            "quads": int(counts["quads"].value),  # type: ignore[union-attr]
+        }
+
+
+def _is_update(query: str) -> bool:
+    """A friendly refusal for updates; the query parser would refuse them anyway."""
+    body = re.sub(r"(?im)^\s*(PREFIX|BASE)\s+[^\n]*$", " ", re.sub(r"#[^\n]*", " ", query))
+    return re.match(
+        r"\s*(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b", body, flags=re.IGNORECASE
+    ) is not None
+

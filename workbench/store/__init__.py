@@ -1,0 +1,26 @@
+"""Stores: the embedded default (pyoxigraph on disk) and any SPARQL 1.1 server.
+
+>>> import tempfile, pathlib
+>>> store = open_store(pathlib.Path(tempfile.mkdtemp()) / "s", create=True)
+>>> store.ask("ASK { ?s ?p ?o }")
+False
+>>> store.close()
+"""
+
+from __future__ import annotations
+
+import os
+
+from workbench.store.base import Batch, Capabilities, FileLoad, Row, Store, Term
+from workbench.store.embedded import EmbeddedStore
+from workbench.store.remote import RemoteStore
+
+__all__ = ["Batch", "Capabilities", "EmbeddedStore", "FileLoad", "RemoteStore", "Row", "Store", "Term", "open_store"]
+
+
+def open_store(location: str | os.PathLike[str], *, create: bool = False, timeout: float = 30.0) -> Store:
+    """An http(s) URL opens a remote SPARQL store; anything else is a directory on disk."""
+    text = os.fspath(location)
+    if text.startswith(("http://", "https://")):
+        return RemoteStore(text, timeout=timeout)
+    return EmbeddedStore(text, create=create)

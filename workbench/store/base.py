@@ -1,0 +1,139 @@
+"""The Store interface every backend implements.
+
+Everything above ``workbench.store`` talks SPARQL to a :class:`Store` and never branches on the
+backend. Terms are pyoxigraph's (``NamedNode``, ``Literal``, ``BlankNode``, ``Quad``) on every
+backend: the remote one parses its server's answers into the same types.
+
+Writes come in two sizes. :meth:`Store.update` runs one SPARQL Update atomically.
+:meth:`Store.write` lands a :class:`Batch` (an import) entirely or not at all, even if the process
+is killed in the middle; how is each backend's business.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Callable, Union
+
+import pyoxigraph as ox
+
+Term = Union[ox.NamedNode, ox.BlankNode, ox.Literal]
+Row = dict[str, Term | None]
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do; asking for more raises :class:`workbench.errors.Unsupported`."""
+
+    name: str
+    on_disk: bool
+    crash_safe_imports: bool
+    bulk_load: bool
+
+
+@dataclass(frozen=True)
+class FileLoad:
+    """An RDF file to load as it is. ``to_graph`` receives the file's default-graph triples."""
+
+    path: Path
+    format: ox.RdfFormat
+    to_graph: ox.NamedNode | None = None
+
+
+@dataclass
+class Batch:
+    """What one import adds: loose quads, and whole files loaded into graphs that are all new.
+
+    ``new_graphs`` are the graphs this batch creates; undoing the batch drops them and removes
+    ``quads`` and puts ``removals`` back (a status that changed). The importer guarantees that every graph a file writes is in ``new_graphs`` or
+    already holds exactly what the file says.
+    """
+
+    quads: list[ox.Quad] = field(default_factory=list)
+    files: list[FileLoad] = field(default_factory=list)
+    new_graphs: set[ox.NamedNode] = field(default_factory=set)
+    removals: list[ox.Quad] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.quads) + len(self.files)
+
+
+class Store(abc.ABC):
+    """A quad store that answers SPARQL 1.1 and lands imports atomically."""
+
+    capabilities: Capabilities
+
+    @abc.abstractmethod
+    def select(self, query: str) -> list[Row]:
+        """Rows of a SPARQL SELECT, each a dict from variable name to term (None if unbound)."""
+
+    @abc.abstractmethod
+    def ask(self, query: str) -> bool:
+        """The answer of a SPARQL ASK."""
+
+    @abc.abstractmethod
+    def construct(self, query: str) -> list[ox.Triple]:
+        """The triples of a SPARQL CONSTRUCT or DESCRIBE."""
+
+    @abc.abstractmethod
+    def query_raw(self, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat) -> bytes:
+        """A query's answer serialised: ``results`` for SELECT/ASK, ``graph`` for CONSTRUCT."""
+
+    @abc.abstractmethod
+    def update(self, update: str) -> None:
+        """Run one SPARQL Update; it lands entirely or not at all."""
+
+    @abc.abstractmethod
+    def write(self, batch: Batch, *, progress: Progress | None = None) -> None:
+        """Land an import entirely or not at all, even across a crash."""
+
+    @abc.abstractmethod
+    def remove(self, quads: Sequence[ox.Quad]) -> None:
+        """Remove these quads in one atomic step."""
+
+    @abc.abstractmethod
+    def has_graph(self, graph: ox.NamedNode) -> bool:
+        """Whether a named graph holds any quad."""
+
+    @abc.abstractmethod
+    def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
+        """Every quad in named graphs (or in one graph), for export and audit."""
+
+    @abc.abstractmethod
+    def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
+        """Serialise every named graph in a dataset format (TriG, N-Quads)."""
+
+    def apply(self, *, insert: Sequence[ox.Quad] = (), delete: Sequence[ox.Quad] = (), drop: Sequence[ox.NamedNode] = ()) -> None:
+        """Drop graphs, delete and insert quads in one atomic SPARQL Update (small changes)."""
+        ops = [f"DROP SILENT GRAPH {g}" for g in drop]
+        if delete:
+            ops.append(f"DELETE DATA {{ {data_block(delete)} }}")
+        if insert:
+            ops.append(f"INSERT DATA {{ {data_block(insert)} }}")
+        if ops:
+            self.update(" ;\n".join(ops))
+
+    def close(self) -> None:
+        """Release the store. Further calls fail."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def data_block(quads: Sequence[ox.Quad]) -> str:
+    """Quads as the body of INSERT DATA / DELETE DATA, grouped by graph."""
+    by_graph: dict[str, list[str]] = {}
+    for q in quads:
+        key = "" if isinstance(q.graph_name, ox.DefaultGraph) else str(q.graph_name)
+        by_graph.setdefault(key, []).append(f"{q.subject} {q.predicate} {q.object} .")
+    parts = []
+    for g, triples in by_graph.items():
+        body = "\n".join(triples)
+        parts.append(f"GRAPH {g} {{\n{body}\n}}" if g else body)
+    return "\n".join(parts)
