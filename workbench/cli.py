@@ -352,5 +352,9 @@ def stats(wb: Workbench, as_json: bool) -> None:
                f"{data['quads']} quads ({data['backend']})")
 
 
+from workbench.bench.cli import bench  # noqa: E402  (the group lives beside the benchmarks)
+
+main.add_command(bench)
+
 if __name__ == "__main__":
     main()

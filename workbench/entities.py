@@ -130,13 +130,16 @@ def add_alias(store: Store, ref: str, alias: str, *, actor: str, now: str, lang:
     iri = entity_ref(store, ref)
     key = name_key(alias)
     current = canonical(store, iri)
-    holders = [e for e in resolve_keys(store, [key])[key] if e != current.value]
+    bound = resolve_keys(store, [key])[key]
+    holders = [e for e in bound if e != current.value]
     if holders:
         raise Conflict(
             f"the alias {alias!r} is already a name of {', '.join('<' + h + '>' for h in holders)}; "
             "merge the entities if they are the same, or choose another alias",
             holders=holders,
         )
+    if current.value in bound:
+        return iri  # already a name of this entity: nothing to register
     act, quads = _act("alias", actor, now)
     label = ox.Literal(alias, language=lang) if lang else ox.Literal(alias)
     g = ENTITIES_GRAPH
