@@ -20,7 +20,7 @@ import pytest
 from workbench.service import Workbench
 from workbench.store import EmbeddedStore, RemoteStore, Store
 
-FIXED_NOW = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.timezone.utc)
+FIXED_NOW = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 
@@ -42,7 +42,8 @@ class OxigraphServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
             [binary, "serve", "--location", str(location), "--bind", f"127.0.0.1:{self.port}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -57,8 +58,12 @@ class OxigraphServer:
         raise RuntimeError("oxigraph serve did not start within 20 s")
 
     def clear(self) -> None:
-        req = urllib.request.Request(f"{self.url}/update", data=b"CLEAR ALL", method="POST",
-                                     headers={"Content-Type": "application/sparql-update"})
+        req = urllib.request.Request(
+            f"{self.url}/update",
+            data=b"CLEAR ALL",
+            method="POST",
+            headers={"Content-Type": "application/sparql-update"},
+        )
         urllib.request.urlopen(req, timeout=10).read()
 
     def stop(self) -> None:

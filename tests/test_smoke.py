@@ -1,5 +1,5 @@
-from workbench.service import Workbench
 from tests.conftest import dump
+from workbench.service import Workbench
 
 
 def test_sample_loads_on_every_backend(sample: Workbench) -> None:

@@ -27,8 +27,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _progress(desc: str, total: int) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="B" if desc.startswith("checking") else "it", unit_scale=True,
-                leave=False, disable=None, file=sys.stderr)
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit="B" if desc.startswith("checking") else "it",
+        unit_scale=True,
+        leave=False,
+        disable=None,
+        file=sys.stderr,
+    )
 
 
 class Context:
@@ -67,8 +74,14 @@ def command(group: click.Group, name: str | None = None) -> Callable[[F], F]:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--store", type=click.Path(file_okay=False), help=f"Store directory (default: $WORKBENCH_STORE or ./{DEFAULT_STORE}).")
-@click.option("--endpoint", metavar="URL", help="A SPARQL 1.1 server instead of a local store (e.g. http://127.0.0.1:7878).")
+@click.option(
+    "--store",
+    type=click.Path(file_okay=False),
+    help=f"Store directory (default: $WORKBENCH_STORE or ./{DEFAULT_STORE}).",
+)
+@click.option(
+    "--endpoint", metavar="URL", help="A SPARQL 1.1 server instead of a local store (e.g. http://127.0.0.1:7878)."
+)
 @click.option("--as", "user", metavar="USER", help="Who acts (default: $WORKBENCH_USER or your login name).")
 @click.option("--timeout", default=30.0, show_default=True, help="Seconds to wait for a remote store.")
 @click.pass_context
@@ -91,6 +104,7 @@ def main(ctx: click.Context, store: str | None, endpoint: str | None, user: str 
 
 # ---------------------------------------------------------------------- setting up, import, export
 
+
 @command(main)
 @click.option("--sample", is_flag=True, help="Also load the sample data in data/.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import reports as JSON.")
@@ -103,34 +117,57 @@ def init(wb: Workbench, sample: bool, as_json: bool) -> None:
     if as_json:
         _emit([r.to_json() for r in reports])
         return
-    click.echo(f"store ready: {wb.store.capabilities.name} at {getattr(wb.store, 'path', None) or getattr(wb.store, 'query_url', '')}")
+    click.echo(f"store ready: {wb.store.capabilities.name} at {wb.store.location}")
     for r in reports:
-        click.echo(f"  {Path(r.files[0]).name}: {r.records_added} records added, {r.records_unchanged} unchanged, "
-                   f"{r.entities_created} entities created")
+        click.echo(
+            f"  {Path(r.files[0]).name}: {r.records_added} records added, {r.records_unchanged} unchanged, "
+            f"{r.entities_created} entities created"
+        )
 
 
 @command(main, "import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--type", "record_type", type=click.Choice([t.value for t in RecordType]),
-              help="Record type of plain RDF data (default: observation).")
+@click.option(
+    "--type",
+    "record_type",
+    type=click.Choice([t.value for t in RecordType]),
+    help="Record type of plain RDF data (default: observation).",
+)
 @click.option("--source", help="Source id for plain RDF data (default: the file name).")
 @click.option("--said-by", help="Who said the RDF data (default: you).")
 @click.option("--statement", help="The statement the RDF data records, in plain words.")
 @click.option("--visible-to", multiple=True, help="A person or group who may see the RDF data (repeatable).")
 @click.option("--json", "as_json", is_flag=True)
-def import_(wb: Workbench, files: tuple[str, ...], record_type: str | None, source: str | None,
-            said_by: str | None, statement: str | None, visible_to: tuple[str, ...], as_json: bool) -> None:
+def import_(
+    wb: Workbench,
+    files: tuple[str, ...],
+    record_type: str | None,
+    source: str | None,
+    said_by: str | None,
+    statement: str | None,
+    visible_to: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Import memory records (.jsonl) or RDF (.ttl .trig .nt .nq .jsonld .rdf); all of it or nothing.
 
     Example: workbench import data/memories.jsonl
     """
-    report = wb.import_files(list(files), record_type=record_type, source=source, said_by=said_by,
-                             statement=statement, visible_to=visible_to, progress=_progress)
+    report = wb.import_files(
+        list(files),
+        record_type=record_type,
+        source=source,
+        said_by=said_by,
+        statement=statement,
+        visible_to=visible_to,
+        progress=_progress,
+    )
     if as_json:
         _emit(report.to_json())
     else:
-        click.echo(f"{report.records_added} records added, {report.records_unchanged} unchanged, "
-                   f"{report.entities_created} entities created, {report.quads_added} quads")
+        click.echo(
+            f"{report.records_added} records added, {report.records_unchanged} unchanged, "
+            f"{report.entities_created} entities created, {report.quads_added} quads"
+        )
 
 
 @command(main)
@@ -145,6 +182,7 @@ def export(wb: Workbench, file: str) -> None:
 
 
 # ---------------------------------------------------------------------- entities
+
 
 @main.group()
 def entities() -> None:
@@ -222,16 +260,19 @@ def entities_resolve(wb: Workbench, name: str, as_json: bool) -> None:
 
 # ---------------------------------------------------------------------- records and time
 
+
 def _show(rec: Record | Tombstone) -> str:
     if isinstance(rec, Tombstone):
         return f"[erased] {rec.iri}: {rec.kind}, erased by {rec.erased_by} at {rec.erased_at} ({rec.reason})"
     when = f" effective {rec.effective_from}" if rec.effective_from else ""
     until = f" to {rec.effective_to}" if rec.effective_to else ""
     link = f" supersedes {', '.join(rec.supersedes)}" if rec.supersedes else ""
-    return (f"[{rec.status.value}] {rec.id} ({rec.type.value}{when}{until}{link}): {rec.statement}\n"
-            f"    source {rec.source.id}, said by {rec.source.said_by}"
-            + (f", at {rec.source.locator}" if rec.source.locator else "")
-            + (f", captured {rec.source.captured_at}" if rec.source.captured_at else ""))
+    return (
+        f"[{rec.status.value}] {rec.id} ({rec.type.value}{when}{until}{link}): {rec.statement}\n"
+        f"    source {rec.source.id}, said by {rec.source.said_by}"
+        + (f", at {rec.source.locator}" if rec.source.locator else "")
+        + (f", captured {rec.source.captured_at}" if rec.source.captured_at else "")
+    )
 
 
 @command(main)
@@ -241,14 +282,22 @@ def _show(rec: Record | Tombstone) -> str:
 @click.option("--all", "everything", is_flag=True, help="Every status: active, superseded, retracted.")
 @click.option("--limit", type=click.IntRange(min=1))
 @click.option("--json", "as_json", is_flag=True)
-def records(wb: Workbench, as_of: str | None, record_type: str | None, about: str | None, everything: bool,
-            limit: int | None, as_json: bool) -> None:
+def records(
+    wb: Workbench,
+    as_of: str | None,
+    record_type: str | None,
+    about: str | None,
+    everything: bool,
+    limit: int | None,
+    as_json: bool,
+) -> None:
     """List records: active ones, or what was effective --as-of a date.
 
     Example: workbench records --type decision --as-of 2026-03-01
     """
-    found = wb.records(as_of=as_of, record_type=record_type, about=about,
-                       status=None if everything else Status.ACTIVE, limit=limit)
+    found = wb.records(
+        as_of=as_of, record_type=record_type, about=about, status=None if everything else Status.ACTIVE, limit=limit
+    )
     if as_json:
         _emit([r.to_json() for r in found])
     else:
@@ -316,10 +365,16 @@ def erase(wb: Workbench, record_id: str, reason: str) -> None:
 
 # ---------------------------------------------------------------------- SPARQL and stats
 
+
 @command(main)
 @click.argument("query")
-@click.option("--format", "fmt", default="json", show_default=True,
-              type=click.Choice(["json", "csv", "tsv", "xml", "turtle", "ntriples", "jsonld"]))
+@click.option(
+    "--format",
+    "fmt",
+    default="json",
+    show_default=True,
+    type=click.Choice(["json", "csv", "tsv", "xml", "turtle", "ntriples", "jsonld"]),
+)
 def sparql(wb: Workbench, query: str, fmt: str) -> None:
     """Run a SPARQL query. QUERY is the text, @FILE, or - for standard input.
 
@@ -348,8 +403,10 @@ def stats(wb: Workbench, as_json: bool) -> None:
     click.echo(f"{data['records']} records ({', '.join(f'{v} {k}' for k, v in data['by_status'].items())})")
     for k, v in data["by_type"].items():
         click.echo(f"  {k}: {v}")
-    click.echo(f"{data['sources']} sources, {data['entities']} entities, {data['tombstones']} tombstones, "
-               f"{data['quads']} quads ({data['backend']})")
+    click.echo(
+        f"{data['sources']} sources, {data['entities']} entities, {data['tombstones']} tombstones, "
+        f"{data['quads']} quads ({data['backend']})"
+    )
 
 
 from workbench.bench.cli import bench  # noqa: E402  (the group lives beside the benchmarks)

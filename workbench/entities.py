@@ -36,7 +36,7 @@ def resolve_keys(store: Store, keys: Iterable[str]) -> dict[str, tuple[str, ...]
     keys = sorted(set(keys))
     out: dict[str, tuple[str, ...]] = {k: () for k in keys}
     for start in range(0, len(keys), 500):
-        chunk = keys[start:start + 500]
+        chunk = keys[start : start + 500]
         values = " ".join(literal(k) for k in chunk)
         rows = store.select(
             PREFIXES + f"SELECT DISTINCT ?k ?c WHERE {{ VALUES ?k {{ {values} }} "
@@ -191,7 +191,8 @@ def split(store: Store, ref: str, *, actor: str, now: str, reason: str) -> ox.Na
     else:
         res = resolve_keys(store, [name_key(ref)])[name_key(ref)]
         rows = store.select(
-            PREFIXES + f"SELECT DISTINCT ?e WHERE {{ GRAPH {ENTITIES_GRAPH} {{ ?e wb:nameKey {literal(name_key(ref))} ; "
+            PREFIXES
+            + f"SELECT DISTINCT ?e WHERE {{ GRAPH {ENTITIES_GRAPH} {{ ?e wb:nameKey {literal(name_key(ref))} ; "
             "owl:sameAs ?x } }"
         )
         if not rows and not res:
@@ -241,8 +242,12 @@ def describe(store: Store, iris: Iterable[str] | None = None) -> list[Entity]:
         if row["into"] is not None:
             merged[e] = row["into"].value
     return [
-        Entity(iri=e, names=tuple(sorted(n)), aliases=tuple(sorted(aliases.get(e, []), key=lambda x: (x[0], x[1] or ""))),
-               merged_into=merged.get(e))
+        Entity(
+            iri=e,
+            names=tuple(sorted(n)),
+            aliases=tuple(sorted(aliases.get(e, []), key=lambda x: (x[0], x[1] or ""))),
+            merged_into=merged.get(e),
+        )
         for e, n in sorted(names.items())
     ]
 

@@ -60,7 +60,7 @@ def id_from_iri(iri: NamedNode) -> str:
     value = iri.value
     for prefix in (RECORD_PREFIX, SOURCE_PREFIX, AGENT_PREFIX, ENTITY_PREFIX):
         if value.startswith(prefix):
-            return unquote(value[len(prefix):])
+            return unquote(value[len(prefix) :])
     return value
 
 

@@ -30,8 +30,17 @@ from workbench.model import RecordType
 
 REQUIRED = ("id", "statement", "type", "source")
 OPTIONAL = (
-    "about", "triples", "effective_from", "effective_to", "extracted_by", "confirmed_by",
-    "visible_to", "applies_to", "decided_by", "supported_by", "supersedes",
+    "about",
+    "triples",
+    "effective_from",
+    "effective_to",
+    "extracted_by",
+    "confirmed_by",
+    "visible_to",
+    "applies_to",
+    "decided_by",
+    "supported_by",
+    "supersedes",
 )
 SOURCE_REQUIRED = ("id", "said_by")
 SOURCE_OPTIONAL = ("captured_at", "text", "locator")
@@ -176,7 +185,9 @@ def _supports(value: Any, where: str) -> tuple[SourceIn | str, ...]:
     return tuple(out)
 
 
-def _check_keys(obj: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...], where: str, what: str) -> None:
+def _check_keys(
+    obj: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...], where: str, what: str
+) -> None:
     missing = [k for k in required if k not in obj]
     if missing:
         raise Invalid(f"{what} is missing field {missing[0]!r} (required: {', '.join(required)})", where=where)
@@ -234,7 +245,7 @@ def _extractor(value: Any, where: str) -> tuple[str | None, str | None]:
             raise Invalid("field 'extracted_by.prompt_version' must be a string", where=where)
         return "model:" + value["model"], version
     raise Invalid(
-        "field 'extracted_by' must be a person's name or {\"model\": ..., \"prompt_version\": ...}", where=where
+        'field \'extracted_by\' must be a person\'s name or {"model": ..., "prompt_version": ...}', where=where
     )
 
 
@@ -253,10 +264,12 @@ def _triples(value: Any, where: str) -> tuple[tuple[Part, Part, Part], ...]:
         if isinstance(o, dict):
             if "value" not in o or not set(o) <= {"value", "lang", "datatype"} or ("lang" in o and "datatype" in o):
                 raise Invalid(
-                    f"triples[{i}] object must be {{\"value\": ...}} with an optional \"lang\" or \"datatype\"",
+                    f'triples[{i}] object must be {{"value": ...}} with an optional "lang" or "datatype"',
                     where=where,
                 )
         elif o is None or isinstance(o, list) or (isinstance(o, str) and not o.strip()):
-            raise Invalid(f"triples[{i}] object must be a name, <IRI>, number, boolean or {{\"value\": ...}}", where=where)
+            raise Invalid(
+                f'triples[{i}] object must be a name, <IRI>, number, boolean or {{"value": ...}}', where=where
+            )
         out.append((s, p, o))
     return tuple(out)

@@ -23,7 +23,9 @@ from workbench.vocab import PREFIXES, PROV, RDF, WB, XSD
 
 
 def _status(store: Store, iri: ox.NamedNode, record_id: str) -> ox.NamedNode:
-    rows = store.select(PREFIXES + f"SELECT ?s WHERE {{ GRAPH {META_GRAPH} {{ {iri} a wb:Assertion ; wb:status ?s }} }}")
+    rows = store.select(
+        PREFIXES + f"SELECT ?s WHERE {{ GRAPH {META_GRAPH} {{ {iri} a wb:Assertion ; wb:status ?s }} }}"
+    )
     if not rows:
         get(store, record_id)  # raises NotFound, naming an erasure if there was one
         raise NotFound(f"no record {record_id!r}")
@@ -73,8 +75,11 @@ def retract(store: Store, record_id: str, *, actor: str, now: str, reason: str) 
         raise Conflict(f"record {record_id!r} is not active")
     act, quads = _activity("retraction", actor, now, reason, META_GRAPH)
     g = META_GRAPH
-    quads += [ox.Quad(act, RDF.type, PROV.Activity, g), ox.Quad(act, PROV.used, iri, g),
-              ox.Quad(iri, WB.status, WB.Retracted, g)]
+    quads += [
+        ox.Quad(act, RDF.type, PROV.Activity, g),
+        ox.Quad(act, PROV.used, iri, g),
+        ox.Quad(iri, WB.status, WB.Retracted, g),
+    ]
     store.apply(insert=quads, delete=[ox.Quad(iri, WB.status, WB.Active, g)])
 
 
@@ -133,4 +138,3 @@ def _orphan_names(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
         if not still:
             out.append(quad)
     return out
-

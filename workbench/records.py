@@ -60,7 +60,8 @@ def find(
     type_filter = f"?r wb:recordType {record_type.iri} ." if record_type else ""
     about_filter = f"?r wb:about {about} ." if about is not None else ""
     rows = store.select(
-        PREFIXES + f"""SELECT ?r WHERE {{ GRAPH {META_GRAPH} {{
+        PREFIXES
+        + f"""SELECT ?r WHERE {{ GRAPH {META_GRAPH} {{
             ?r a wb:Assertion ; wb:status ?st ; prov:generatedAtTime ?created ; dcterms:identifier ?id .
             {type_filter} {about_filter}
             OPTIONAL {{ ?r wb:effectiveFrom ?ef }}
@@ -87,7 +88,8 @@ def load(store: Store, iris: Iterable[ox.NamedNode]) -> list[Record]:
         return []
     values = " ".join(str(i) for i in order)
     rows = store.select(
-        PREFIXES + f"""SELECT ?r ?p ?o ?sp ?so WHERE {{ VALUES ?r {{ {values} }} GRAPH {META_GRAPH} {{
+        PREFIXES
+        + f"""SELECT ?r ?p ?o ?sp ?so WHERE {{ VALUES ?r {{ {values} }} GRAPH {META_GRAPH} {{
             {{ ?r ?p ?o }} UNION {{ ?n wb:supersedes ?r BIND({_SUPERSEDED_BY} AS ?p) BIND(?n AS ?o) }}
             UNION {{ ?r prov:wasDerivedFrom ?src . ?src ?sp ?so }} }} }}"""
     )
@@ -100,23 +102,29 @@ def load(store: Store, iris: Iterable[ox.NamedNode]) -> list[Record]:
         if row["sp"] is not None:
             entry.setdefault("source:" + row["sp"].value, []).append(row["so"])  # type: ignore[arg-type]
     triples = _content(store, [i for i in order if i.value in meta])
-    return [_record(i, meta[i.value], triples.get(i.value, ())) for i in order if i.value in meta
-            and (WB.statement.value in meta[i.value])]
+    return [
+        _record(i, meta[i.value], triples.get(i.value, ()))
+        for i in order
+        if i.value in meta and (WB.statement.value in meta[i.value])
+    ]
 
 
 def _content(store: Store, graphs: list[ox.NamedNode]) -> dict[str, tuple[tuple[str, str, str], ...]]:
     if not graphs:
         return {}
     values = " ".join(str(g) for g in graphs)
-    rows = store.select(f"SELECT ?g ?s ?p ?o WHERE {{ VALUES ?g {{ {values} }} GRAPH ?g {{ ?s ?p ?o }} }} ORDER BY ?g ?s ?p ?o")
+    rows = store.select(
+        f"SELECT ?g ?s ?p ?o WHERE {{ VALUES ?g {{ {values} }} GRAPH ?g {{ ?s ?p ?o }} }} ORDER BY ?g ?s ?p ?o"
+    )
     out: dict[str, list[tuple[str, str, str]]] = {}
     for row in rows:
         out.setdefault(row["g"].value, []).append((str(row["s"]), str(row["p"]), str(row["o"])))  # type: ignore[union-attr]
     return {g: tuple(ts) for g, ts in out.items()}
 
 
-def _record(iri: ox.NamedNode, m: dict[str, list[ox.NamedNode | ox.Literal]],
-            triples: tuple[tuple[str, str, str], ...]) -> Record:
+def _record(
+    iri: ox.NamedNode, m: dict[str, list[ox.NamedNode | ox.Literal]], triples: tuple[tuple[str, str, str], ...]
+) -> Record:
     def one(key: str) -> str | None:
         values = m.get(key)
         return values[0].value if values else None
@@ -193,7 +201,10 @@ def tombstone(store: Store, iri: ox.NamedNode) -> Tombstone | None:
     if not rows:
         return None
     r = rows[0]
-    return Tombstone(iri=iri.value, kind=r["kind"].value, erased_by=id_from_iri(r["who"]),  # type: ignore[arg-type, union-attr]
-                     erased_at=r["when"].value, reason=r["why"].value)  # type: ignore[union-attr]
-
-
+    return Tombstone(
+        iri=iri.value,
+        kind=r["kind"].value,
+        erased_by=id_from_iri(r["who"]),  # type: ignore[arg-type, union-attr]
+        erased_at=r["when"].value,
+        reason=r["why"].value,
+    )  # type: ignore[union-attr]

@@ -3,6 +3,7 @@ registered. ``workbench init --sample`` loads it; loading it twice changes nothi
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,7 +25,7 @@ def load(wb: Workbench, data: Path, *, progress: ProgressFactory | None = None) 
             record_type=RecordType.COMMON_SENSE,
             source=COMMON_SENSE_SOURCE,
             said_by="workbench-curators",
-            statement="Admitted common sense: kinds of things and what each kind has, is used for, depends on and needs.",
+            statement="Admitted common sense: kinds of things and what each kind has, is used for, depends on, needs.",
             progress=progress,
         ),
         wb.import_files([data / "memories.jsonl"], progress=progress),
@@ -33,10 +34,8 @@ def load(wb: Workbench, data: Path, *, progress: ProgressFactory | None = None) 
     try:
         for alias in json.loads((data / "aliases.json").read_text(encoding="utf-8")):
             wb.user = alias["by"]
-            try:
+            with contextlib.suppress(Conflict):  # registered by an earlier load
                 wb.add_alias(alias["entity"], alias["alias"], lang=alias.get("lang"))
-            except Conflict:
-                pass  # registered by an earlier load
     finally:
         wb.user = acting
     return reports

@@ -2,7 +2,8 @@
 
 >>> import tempfile, pathlib
 >>> wb = Workbench.open(pathlib.Path(tempfile.mkdtemp()) / "memory", create=True, user="alice")
->>> wb.init()
+>>> wb.init()  # the ontology; init(sample=True) also loads data/
+[]
 >>> wb.add_entity("Paris").value
 'urn:wb:entity:paris'
 >>> wb.resolve("  PARIS ").outcome
@@ -60,7 +61,7 @@ def default_user() -> str:
 
 
 def _utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 class Workbench:
@@ -72,8 +73,15 @@ class Workbench:
         self._clock = clock
 
     @classmethod
-    def open(cls, location: str | os.PathLike[str], *, create: bool = False, user: str | None = None,
-             clock: Clock = _utc_now, timeout: float = 30.0) -> Workbench:
+    def open(
+        cls,
+        location: str | os.PathLike[str],
+        *,
+        create: bool = False,
+        user: str | None = None,
+        clock: Clock = _utc_now,
+        timeout: float = 30.0,
+    ) -> Workbench:
         """Open a store: a directory (embedded) or the URL of a SPARQL 1.1 server.
 
         Raises NotFound when there is no store there (unless ``create``), StoreUnavailable when
@@ -82,7 +90,7 @@ class Workbench:
         return cls(open_store(location, create=create, timeout=timeout), user=user, clock=clock)
 
     def now(self) -> str:
-        return self._clock().astimezone(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        return self._clock().astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
     def close(self) -> None:
         self.store.close()
@@ -99,8 +107,10 @@ class Workbench:
         """Load the ontology (idempotent); with ``sample``, also the sample data in data/."""
         quads = []
         for path in sorted(ONTOLOGY_DIR.glob("*.ttl")):
-            quads += [ox.Quad(q.subject, q.predicate, q.object, ONTOLOGY_GRAPH)
-                      for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)]
+            quads += [
+                ox.Quad(q.subject, q.predicate, q.object, ONTOLOGY_GRAPH)
+                for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
+            ]
         self.store.write(Batch(quads=quads))
         return self.load_sample(progress=progress) if sample else []
 
@@ -146,13 +156,24 @@ class Workbench:
         else:
             rtype = RecordType.parse(record_type) if isinstance(record_type, str) else record_type
             plan = RdfPlanner(self.store, actor=self.user, now=now).plan(
-                rdf, record_type=rtype or RecordType.OBSERVATION, source_id=source, said_by=said_by,
-                statement=statement, visible_to=tuple(visible_to), progress=progress)
+                rdf,
+                record_type=rtype or RecordType.OBSERVATION,
+                source_id=source,
+                said_by=said_by,
+                statement=statement,
+                visible_to=tuple(visible_to),
+                progress=progress,
+            )
         self._land(plan, progress)
         return ImportReport(
-            files=plan.files, records_added=plan.records_added, records_unchanged=plan.records_unchanged,
-            entities_created=len(plan.new_entities), quads_added=len(plan.batch.quads),
-            activity=plan.activity.value if len(plan.batch) else "", new_entities=tuple(plan.new_entities))
+            files=plan.files,
+            records_added=plan.records_added,
+            records_unchanged=plan.records_unchanged,
+            entities_created=len(plan.new_entities),
+            quads_added=len(plan.batch.quads),
+            activity=plan.activity.value if len(plan.batch) else "",
+            new_entities=tuple(plan.new_entities),
+        )
 
     def _land(self, plan: Plan, progress: ProgressFactory | None) -> None:
         if not len(plan.batch):
@@ -181,12 +202,16 @@ class Workbench:
         else:
             rows = self.store.select(
                 PREFIXES + f"SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }} "
-                "GRAPH ?g { ?s ?p ?o } }")
+                "GRAPH ?g { ?s ?p ?o } }"
+            )
             quads = [ox.Quad(r["s"], r["p"], r["o"]) for r in rows]  # type: ignore[arg-type]
         tmp = target.with_name(target.name + ".part")
         with open(tmp, "wb") as out:
-            ox.serialize(quads if fmt.supports_datasets or fmt == ox.RdfFormat.JSON_LD else [q.triple for q in quads],
-                         out, format=fmt)
+            ox.serialize(
+                quads if fmt.supports_datasets or fmt == ox.RdfFormat.JSON_LD else [q.triple for q in quads],
+                out,
+                format=fmt,
+            )
         tmp.replace(target)
         return len(quads)
 
@@ -222,9 +247,15 @@ class Workbench:
     def record(self, record_id: str) -> Record:
         return records.get(self.store, record_id)
 
-    def records(self, *, as_of: str | None = None, status: Status | None = Status.ACTIVE,
-                record_type: RecordType | str | None = None, about: str | None = None,
-                limit: int | None = None) -> list[Record]:
+    def records(
+        self,
+        *,
+        as_of: str | None = None,
+        status: Status | None = Status.ACTIVE,
+        record_type: RecordType | str | None = None,
+        about: str | None = None,
+        limit: int | None = None,
+    ) -> list[Record]:
         """Active records by default; ``as_of`` gives what was effective on that date."""
         rtype = RecordType.parse(record_type) if isinstance(record_type, str) else record_type
         about_iri = entities.entity_ref(self.store, about) if about else None
@@ -262,7 +293,8 @@ class Workbench:
         """Counts of records by type and status, sources, entities, quads."""
         rows = self.store.select(
             PREFIXES + f"SELECT ?t ?s (COUNT(?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
-            "wb:recordType ?t ; wb:status ?s } } GROUP BY ?t ?s")
+            "wb:recordType ?t ; wb:status ?s } } GROUP BY ?t ?s"
+        )
         by_type: dict[str, int] = {}
         by_status: dict[str, int] = {}
         for r in rows:
@@ -275,7 +307,8 @@ class Workbench:
             PREFIXES + "SELECT "
             f"(SUM(IF(?g = {META_GRAPH} && ?p = rdf:type && ?o = wb:Source, 1, 0)) AS ?sources) "
             f"(SUM(IF(?g = {ENTITIES_GRAPH} && ?p = rdf:type && ?o = wb:Entity, 1, 0)) AS ?entities) "
-            "(COUNT(*) AS ?quads) WHERE { GRAPH ?g { ?s ?p ?o } }")[0]
+            "(COUNT(*) AS ?quads) WHERE { GRAPH ?g { ?s ?p ?o } }"
+        )[0]
         tomb = self.store.select(PREFIXES + "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH ?g { ?t a wb:Tombstone } }")[0]
         return {
             "backend": self.store.capabilities.name,
@@ -292,7 +325,7 @@ class Workbench:
 def _is_update(query: str) -> bool:
     """A friendly refusal for updates; the query parser would refuse them anyway."""
     body = re.sub(r"(?im)^\s*(PREFIX|BASE)\s+[^\n]*$", " ", re.sub(r"#[^\n]*", " ", query))
-    return re.match(
-        r"\s*(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b", body, flags=re.IGNORECASE
-    ) is not None
-
+    return (
+        re.match(r"\s*(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b", body, flags=re.IGNORECASE)
+        is not None
+    )

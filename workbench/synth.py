@@ -64,8 +64,29 @@ _THING_FACTS = (10, 30)
 # what a kind is used for, resources are what it depends on).
 _ROLES = ((HAS, (36, 44)), (USED_FOR, (20, 28)), (DEPENDS_ON, (12, 20)))
 
-_ONSETS = ("b", "br", "d", "f", "g", "gr", "k", "l", "m", "n", "p", "pl", "r", "s",
-           "st", "t", "tr", "v", "z", "ch", "sh")
+_ONSETS = (
+    "b",
+    "br",
+    "d",
+    "f",
+    "g",
+    "gr",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "pl",
+    "r",
+    "s",
+    "st",
+    "t",
+    "tr",
+    "v",
+    "z",
+    "ch",
+    "sh",
+)
 _VOWELS = ("a", "e", "i", "o", "u") * 2 + ("ai", "ou")  # plain vowels mostly
 _SYLLABLES = tuple(c + v for c in _ONSETS for v in _VOWELS)
 _CODAS = ("",) * 9 + ("l", "n", "r", "s", "m", "k")  # 40% of words end closed
@@ -139,10 +160,12 @@ class World:
         >>> w.relation_count() == sum(p in RELATIONS for _, p, _ in w.triples())
         True
         """
-        return (sum(map(len, self.parents.values()))
-                + sum(map(len, self.members.values()))
-                + sum(map(len, self.kind_facts.values()))
-                + sum(map(len, self.thing_facts.values())))
+        return (
+            sum(map(len, self.parents.values()))
+            + sum(map(len, self.members.values()))
+            + sum(map(len, self.kind_facts.values()))
+            + sum(map(len, self.thing_facts.values()))
+        )
 
     def ancestors(self, kind: str) -> tuple[str, ...]:
         """Kinds above *kind* via ``rdfs:subClassOf``, nearest first.
@@ -214,8 +237,7 @@ def worlds_for_relations(n_relations: int) -> int:
     return max(1, round(n_relations / MEAN_RELATIONS_PER_WORLD))
 
 
-def write(path: str | os.PathLike[str], *, n_worlds: int, seed: int = 0,
-          fmt: Format = "nq") -> Counts:
+def write(path: str | os.PathLike[str], *, n_worlds: int, seed: int = 0, fmt: Format = "nq") -> Counts:
     """Write worlds as N-Quads (one named graph per world) or N-Triples (the union).
 
     Streams one world at a time. Raises ValueError for an unknown format or a world
@@ -245,43 +267,54 @@ def write(path: str | os.PathLike[str], *, n_worlds: int, seed: int = 0,
                     lines.append(f"<{s}> {pred} <{o}>{end}")
             out.write("".join(lines))
             triples += len(lines)
-    return Counts(worlds=n_worlds, relations=triples - labels, labels=labels,
-                  triples=triples)
+    return Counts(worlds=n_worlds, relations=triples - labels, labels=labels, triples=triples)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: write synthetic worlds and print the counts."""
     parser = argparse.ArgumentParser(
         prog="python -m workbench.synth",
-        description=("Write seeded synthetic common-sense worlds (kinds, things, and "
-                     "has / used-for / depends-on facts) as N-Quads or N-Triples. "
-                     f"The essay's benchmark is {ESSAY_WORLDS:,} worlds, about "
-                     f"{ESSAY_RELATIONS:,} relations."))
+        description=(
+            "Write seeded synthetic common-sense worlds (kinds, things, and "
+            "has / used-for / depends-on facts) as N-Quads or N-Triples. "
+            f"The essay's benchmark is {ESSAY_WORLDS:,} worlds, about "
+            f"{ESSAY_RELATIONS:,} relations."
+        ),
+    )
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--worlds", type=int, default=ESSAY_WORLDS, metavar="N",
-                      help=f"number of worlds, 1 to {MAX_WORLDS:,} "
-                           f"(default {ESSAY_WORLDS:,}, about "
-                           f"{MEAN_RELATIONS_PER_WORLD:g} relations each)")
-    size.add_argument("--relations", type=int, metavar="R",
-                      help="instead of --worlds: about this many relations")
+    size.add_argument(
+        "--worlds",
+        type=int,
+        default=ESSAY_WORLDS,
+        metavar="N",
+        help=f"number of worlds, 1 to {MAX_WORLDS:,} "
+        f"(default {ESSAY_WORLDS:,}, about "
+        f"{MEAN_RELATIONS_PER_WORLD:g} relations each)",
+    )
+    size.add_argument("--relations", type=int, metavar="R", help="instead of --worlds: about this many relations")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--format", choices=("nq", "nt"), default="nq",
-                        help="nq: one named graph per world; nt: their union "
-                             "(default nq)")
+    parser.add_argument(
+        "--format",
+        choices=("nq", "nt"),
+        default="nq",
+        help="nq: one named graph per world; nt: their union (default nq)",
+    )
     parser.add_argument("out", help="output file")
     args = parser.parse_args(argv)
-    n_worlds = (worlds_for_relations(args.relations) if args.relations is not None
-                else args.worlds)
+    n_worlds = worlds_for_relations(args.relations) if args.relations is not None else args.worlds
     try:
         counts = write(args.out, n_worlds=n_worlds, seed=args.seed, fmt=args.format)
     except ValueError as err:
         parser.error(str(err))
-    print(f"worlds={counts.worlds} relations={counts.relations} "
-          f"labels={counts.labels} triples={counts.triples} -> {args.out}")
+    print(
+        f"worlds={counts.worlds} relations={counts.relations} "
+        f"labels={counts.labels} triples={counts.triples} -> {args.out}"
+    )
     return 0
 
 
 # ---------------------------------------------------------------- internals
+
 
 def _check_world_count(n_worlds: int) -> None:
     if not 1 <= n_worlds <= MAX_WORLDS:
@@ -290,9 +323,17 @@ def _check_world_count(n_worlds: int) -> None:
 
 # Canonical N-Triples: escape quote, backslash and control characters.
 _ESCAPES: dict[int, str] = {c: f"\\u{c:04X}" for c in [*range(0x20), 0x7F]}
-_ESCAPES.update({ord("\\"): "\\\\", ord('"'): '\\"', ord("\n"): "\\n",
-                 ord("\r"): "\\r", ord("\t"): "\\t", ord("\b"): "\\b",
-                 ord("\f"): "\\f"})
+_ESCAPES.update(
+    {
+        ord("\\"): "\\\\",
+        ord('"'): '\\"',
+        ord("\n"): "\\n",
+        ord("\r"): "\\r",
+        ord("\t"): "\\t",
+        ord("\b"): "\\b",
+        ord("\f"): "\\f",
+    }
+)
 
 
 def _literal(text: str) -> str:
@@ -330,14 +371,13 @@ def _make_world(seed: int, index: int) -> World:
         up = parent[i]
         above = closure[up] if up is not None else set()
         lo_hi = _LEAF_FACTS if i in leaves else _INNER_FACTS
-        chosen = sorted(rng.sample([j for j in all_pairs if j not in above],
-                                   rng.randint(*lo_hi)))
+        chosen = sorted(rng.sample([j for j in all_pairs if j not in above], rng.randint(*lo_hi)))
         own.append(chosen)
         closure.append(above | set(chosen))
 
     # Things fill the rest of the budget: types = things + multi-kind things.
     n_thing_facts = rng.randint(*_THING_FACTS)
-    n_types = (budget - (n_kinds - n_roots) - sum(map(len, own)) - n_thing_facts)
+    n_types = budget - (n_kinds - n_roots) - sum(map(len, own)) - n_thing_facts
     n_things = round(n_types / (1 + _MULTI_KIND_SHARE))
     multi = set(rng.sample(range(n_things), n_types - n_things))
     member: list[tuple[int, ...]] = []
@@ -345,8 +385,7 @@ def _make_world(seed: int, index: int) -> World:
         first = _pick_kind(rng, leaves, range(n_kinds))
         if t in multi:
             other = [k for k in range(n_kinds) if root[k] != root[first]]
-            member.append((first, _pick_kind(rng, [k for k in leaves if k in other],
-                                             other)))
+            member.append((first, _pick_kind(rng, [k for k in leaves if k in other], other)))
         else:
             member.append((first,))
 
@@ -369,8 +408,7 @@ def _make_world(seed: int, index: int) -> World:
     held_thing: list[tuple[int, int]] = []
     while len(held_thing) < HELD_OUT_THINGS:
         t, j = rng.randrange(n_things), rng.randrange(len(pairs))
-        if (j not in inherited(t) | thing_own.get(t, set())
-                and (t, j) not in held_thing):
+        if j not in inherited(t) | thing_own.get(t, set()) and (t, j) not in held_thing:
             held_thing.append((t, j))
 
     # Names: pronounceable, unique within the world; the world number makes them
@@ -388,29 +426,23 @@ def _make_world(seed: int, index: int) -> World:
         return pairs[j][0], features[pairs[j][1]]
 
     labels = {kinds[i]: f"{kind_words[i]} w{index}" for i in range(n_kinds)}
-    labels.update({things[t]: f"{thing_words[t]} {kind_words[member[t][0]]} w{index}"
-                   for t in range(n_things)})
-    labels.update({features[f]: f"{feature_words[f]} w{index}"
-                   for f in range(len(pairs))})
+    labels.update({things[t]: f"{thing_words[t]} {kind_words[member[t][0]]} w{index}" for t in range(n_things)})
+    labels.update({features[f]: f"{feature_words[f]} w{index}" for f in range(len(pairs))})
     return World(
         index=index,
         kinds=kinds,
-        parents={kinds[i]: () if (up := parent[i]) is None else (kinds[up],)
-                 for i in range(n_kinds)},
-        members={things[t]: tuple(kinds[k] for k in member[t])
-                 for t in range(n_things)},
+        parents={kinds[i]: () if (up := parent[i]) is None else (kinds[up],) for i in range(n_kinds)},
+        members={things[t]: tuple(kinds[k] for k in member[t]) for t in range(n_things)},
         features=features,
         kind_facts={kinds[i]: tuple(map(fact, own[i])) for i in range(n_kinds)},
-        thing_facts={things[t]: tuple(map(fact, sorted(thing_own[t])))
-                     for t in sorted(thing_own)},
+        thing_facts={things[t]: tuple(map(fact, sorted(thing_own[t]))) for t in sorted(thing_own)},
         held_out=tuple((kinds[k], *fact(j)) for k, j in held_kind)
         + tuple((things[t], *fact(j)) for t, j in held_thing),
         labels=labels,
     )
 
 
-def _pick_kind(rng: random.Random, leaves: Sequence[int],
-               kinds: Sequence[int]) -> int:
+def _pick_kind(rng: random.Random, leaves: Sequence[int], kinds: Sequence[int]) -> int:
     # Most things belong to a leaf kind ("a kettle"), some to a broader one.
     if leaves and rng.random() < 0.8:
         return rng.choice(leaves)

@@ -27,9 +27,20 @@ EXTERNAL: dict[str, tuple[str, tuple[str, ...]]] = {
     "PROV": (
         "http://www.w3.org/ns/prov#",
         (
-            "Entity", "Activity", "Agent", "Person", "SoftwareAgent", "wasDerivedFrom",
-            "wasAttributedTo", "wasGeneratedBy", "generatedAtTime", "wasAssociatedWith",
-            "startedAtTime", "endedAtTime", "used", "invalidatedAtTime",
+            "Entity",
+            "Activity",
+            "Agent",
+            "Person",
+            "SoftwareAgent",
+            "wasDerivedFrom",
+            "wasAttributedTo",
+            "wasGeneratedBy",
+            "generatedAtTime",
+            "wasAssociatedWith",
+            "startedAtTime",
+            "endedAtTime",
+            "used",
+            "invalidatedAtTime",
         ),
     ),
     "SKOS": ("http://www.w3.org/2004/02/skos/core#", ("prefLabel", "altLabel")),
@@ -44,7 +55,7 @@ def wb_terms() -> list[str]:
         for quad in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE):
             s = quad.subject
             if isinstance(s, ox.NamedNode) and s.value.startswith(WB):
-                names.add(s.value[len(WB):])
+                names.add(s.value[len(WB) :])
     return sorted(names)
 
 

@@ -174,8 +174,9 @@ def check_shapes(plan: Plan) -> None:
         first = violations[0]
         where = plan.origins.get(first.focus)
         more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
-        raise Invalid(f"does not satisfy shapes/: {first}{more}", where=where,
-                      violations=[str(v) for v in violations[:20]])
+        raise Invalid(
+            f"does not satisfy shapes/: {first}{more}", where=where, violations=[str(v) for v in violations[:20]]
+        )
 
 
 def first_origin(origins: Mapping[str, str], keys: Iterable[str]) -> str | None:

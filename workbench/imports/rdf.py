@@ -35,8 +35,8 @@ from workbench.imports.common import (
 )
 from workbench.model import RecordType
 from workbench.names import name_key
+from workbench.progress import ProgressReader
 from workbench.store import Batch, FileLoad, Store
-from workbench.store.embedded import ProgressReader
 from workbench.vocab import RDF, SKOS, WB
 
 FORMATS = {
@@ -59,8 +59,9 @@ def rdf_format(path: Path) -> ox.RdfFormat:
         return FORMATS[path.suffix.lower()]
     except KeyError:
         known = ", ".join(sorted(FORMATS))
-        raise Invalid(f"cannot tell the RDF format from the extension {path.suffix!r}; use one of {known}",
-                      where=str(path)) from None
+        raise Invalid(
+            f"cannot tell the RDF format from the extension {path.suffix!r}; use one of {known}", where=str(path)
+        ) from None
 
 
 class _Inspection:
@@ -156,8 +157,16 @@ class RdfPlanner:
         check_shapes(plan)
         return plan
 
-    def _plan_data(self, path: Path, fmt: ox.RdfFormat, found: _Inspection, plan: Plan, src: SourceSpec,
-                   record_type: RecordType, statement: str | None) -> bool:
+    def _plan_data(
+        self,
+        path: Path,
+        fmt: ox.RdfFormat,
+        found: _Inspection,
+        plan: Plan,
+        src: SourceSpec,
+        record_type: RecordType,
+        statement: str | None,
+    ) -> bool:
         targets: list[tuple[ox.NamedNode, str]] = [(g, id_from_iri(g)) for g in sorted(found.graphs, key=str)]
         to_graph = None
         if found.default_triples:
@@ -175,15 +184,26 @@ class RdfPlanner:
         for graph, rid in new:
             plan.origins[graph.value] = f"{path} (graph {graph})"
             text = statement or f"The triples of {graph.value if graph != to_graph else path.name}."
-            spec = AssertionSpec(iri=graph, id=rid, statement=text, type=record_type, source_id=src.id,
-                                 said_by=src.said_by, activity=plan.activity, created_at=self.now)
+            spec = AssertionSpec(
+                iri=graph,
+                id=rid,
+                statement=text,
+                type=record_type,
+                source_id=src.id,
+                said_by=src.said_by,
+                activity=plan.activity,
+                created_at=self.now,
+            )
             plan.batch.quads += assertion_quads(spec)
             plan.records_added += 1
-        plan.batch.quads += [ox.Quad(e, WB.nameKey, ox.Literal(k), ENTITIES_GRAPH) for e, k in sorted(found.names, key=str)]
+        plan.batch.quads += [
+            ox.Quad(e, WB.nameKey, ox.Literal(k), ENTITIES_GRAPH) for e, k in sorted(found.names, key=str)
+        ]
         return True
 
-    def _existing(self, path: Path, fmt: ox.RdfFormat, to_graph: ox.NamedNode | None,
-                  graphs: list[ox.NamedNode]) -> set[ox.NamedNode]:
+    def _existing(
+        self, path: Path, fmt: ox.RdfFormat, to_graph: ox.NamedNode | None, graphs: list[ox.NamedNode]
+    ) -> set[ox.NamedNode]:
         """Graphs of this file the store already holds; each must hold exactly what the file says."""
         existing = {g for g in graphs if self.store.has_graph(g)}
         if not existing:

@@ -52,7 +52,7 @@ def expand(text: str) -> ox.NamedNode | None:
             raise Invalid(f"{text} is not a valid IRI") from None
     for prefix, ns in _PREFIXED.items():
         if text.startswith(prefix) and " " not in text:
-            return ox.NamedNode(ns + text[len(prefix):])
+            return ox.NamedNode(ns + text[len(prefix) :])
     return None
 
 
@@ -88,7 +88,9 @@ class RecordsPlanner:
         landing = {ox.Quad(record_iri(i), WB.status, Status.ACTIVE.iri, META_GRAPH) for i in in_batch}
         stale = {q for q in landing if q.subject in self._superseded}
         plan.batch.quads = [q for q in plan.batch.quads if q not in stale]
-        plan.batch.quads += [ox.Quad(q.subject, WB.status, Status.SUPERSEDED.iri, META_GRAPH) for q in sorted(stale, key=str)]
+        plan.batch.quads += [
+            ox.Quad(q.subject, WB.status, Status.SUPERSEDED.iri, META_GRAPH) for q in sorted(stale, key=str)
+        ]
         check_shapes(plan)
         return plan
 
@@ -116,7 +118,7 @@ class RecordsPlanner:
             else:
                 raise Conflict(
                     f"record {rec.id!r} already exists with different content; to correct it, import a new "
-                    f"record with \"supersedes\": {rec.id!r}",
+                    f'record with "supersedes": {rec.id!r}',
                     where=rec.where,
                 )
         return todo
@@ -165,30 +167,53 @@ class RecordsPlanner:
         plan.batch.quads += [ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples]
         plan.batch.new_graphs.add(graph)
 
-        src = SourceSpec(rec.source.id, rec.source.said_by, rec.source.captured_at, rec.source.text,
-                         rec.source.locator, rec.visible_to)
+        src = SourceSpec(
+            rec.source.id,
+            rec.source.said_by,
+            rec.source.captured_at,
+            rec.source.text,
+            rec.source.locator,
+            rec.visible_to,
+        )
         self._add_source(src, rec.where, plan, sources)
         supports = []
         for item in rec.supported_by:
             if isinstance(item, str):
                 if item not in sources and not self._source_exists(item):
-                    raise Invalid(f"supported_by: no source {item!r} is recorded; describe it as an object "
-                                  "with id and said_by", where=rec.where)
+                    raise Invalid(
+                        f"supported_by: no source {item!r} is recorded; describe it as an object with id and said_by",
+                        where=rec.where,
+                    )
                 supports.append(item)
             else:
-                self._add_source(SourceSpec(item.id, item.said_by, item.captured_at, item.text, item.locator,
-                                            rec.visible_to), rec.where, plan, sources)
+                self._add_source(
+                    SourceSpec(item.id, item.said_by, item.captured_at, item.text, item.locator, rec.visible_to),
+                    rec.where,
+                    plan,
+                    sources,
+                )
                 supports.append(item.id)
         supersedes = self._supersedes(rec, plan, in_batch) if rec.supersedes else None
         spec = AssertionSpec(
-            iri=graph, id=rec.id, statement=rec.statement, type=rec.type, source_id=rec.source.id,
-            said_by=rec.source.said_by, activity=plan.activity, created_at=self.now,
-            effective_from=rec.effective_from, effective_to=rec.effective_to,
-            extracted_by=rec.extracted_by, prompt_version=rec.prompt_version, confirmed_by=rec.confirmed_by,
+            iri=graph,
+            id=rec.id,
+            statement=rec.statement,
+            type=rec.type,
+            source_id=rec.source.id,
+            said_by=rec.source.said_by,
+            activity=plan.activity,
+            created_at=self.now,
+            effective_from=rec.effective_from,
+            effective_to=rec.effective_to,
+            extracted_by=rec.extracted_by,
+            prompt_version=rec.prompt_version,
+            confirmed_by=rec.confirmed_by,
             about=tuple(bind[name_key(n)] for n in rec.about),
             applies_to=tuple(bind[name_key(n)] for n in rec.applies_to),
             decided_by=bind[name_key(rec.decided_by)] if rec.decided_by else None,
-            supported_by=tuple(supports), supersedes=supersedes, digest=rec.digest,
+            supported_by=tuple(supports),
+            supersedes=supersedes,
+            digest=rec.digest,
         )
         plan.batch.quads += assertion_quads(spec)
         plan.records_added += 1
@@ -203,9 +228,7 @@ class RecordsPlanner:
         quads = source_quads(src)
         plan.origins.setdefault(quads[0].subject.value, where)
         node = quads[0].subject
-        rows = self.store.select(
-            PREFIXES + f"SELECT ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ {node} ?p ?o }} }}"
-        )
+        rows = self.store.select(PREFIXES + f"SELECT ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ {node} ?p ?o }} }}")
         if rows:
             have = {(r["p"].value, str(r["o"])) for r in rows}  # type: ignore[union-attr]
             want = {(q.predicate.value, str(q.object)) for q in quads if q.subject == node}
@@ -230,16 +253,18 @@ class RecordsPlanner:
             PREFIXES + f"SELECT ?s WHERE {{ GRAPH {META_GRAPH} {{ {old} a wb:Assertion ; wb:status ?s }} }}"
         )
         if not rows:
-            raise Invalid(f"\"supersedes\": no record {old_id!r} to supersede", where=rec.where)
+            raise Invalid(f'"supersedes": no record {old_id!r} to supersede', where=rec.where)
         if rows[0]["s"] != Status.ACTIVE.iri:
-            raise Conflict(f"record {old_id!r} is not active (it is {rows[0]['s']}); supersede the active one",
-                           where=rec.where)
+            raise Conflict(
+                f"record {old_id!r} is not active (it is {rows[0]['s']}); supersede the active one", where=rec.where
+            )
         plan.batch.removals.append(ox.Quad(old, WB.status, Status.ACTIVE.iri, META_GRAPH))
         plan.batch.quads.append(ox.Quad(old, WB.status, Status.SUPERSEDED.iri, META_GRAPH))
         return old
 
-    def _triple(self, t: tuple[Any, Any, Any], i: int, rec: jsonl.RecordIn, bind: dict[str, ox.NamedNode],
-                relations: Relations) -> ox.Triple:
+    def _triple(
+        self, t: tuple[Any, Any, Any], i: int, rec: jsonl.RecordIn, bind: dict[str, ox.NamedNode], relations: Relations
+    ) -> ox.Triple:
         s, p, o = t
         where = rec.where
         subject = expand(s) or bind[name_key(s)]
@@ -260,7 +285,7 @@ class RecordsPlanner:
         if isinstance(o, dict):
             value = o["value"]
             if not isinstance(value, str):
-                raise Invalid(f"triples[{i}] object \"value\" must be a string", where=where)
+                raise Invalid(f'triples[{i}] object "value" must be a string', where=where)
             if "lang" in o:
                 return ox.Literal(value, language=o["lang"])
             if "datatype" in o:

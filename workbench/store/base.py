@@ -12,14 +12,14 @@ is killed in the middle; how is each backend's business.
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Union
+from typing import IO
 
 import pyoxigraph as ox
 
-Term = Union[ox.NamedNode, ox.BlankNode, ox.Literal]
+Term = ox.NamedNode | ox.BlankNode | ox.Literal
 Row = dict[str, Term | None]
 Progress = Callable[[int], None]
 
@@ -48,8 +48,8 @@ class Batch:
     """What one import adds: loose quads, and whole files loaded into graphs that are all new.
 
     ``new_graphs`` are the graphs this batch creates; undoing the batch drops them and removes
-    ``quads`` and puts ``removals`` back (a status that changed). The importer guarantees that every graph a file writes is in ``new_graphs`` or
-    already holds exactly what the file says.
+    ``quads`` and puts ``removals`` back (a status that changed). The importer guarantees that
+    every graph a file writes is in ``new_graphs`` or already holds exactly what the file says.
     """
 
     quads: list[ox.Quad] = field(default_factory=list)
@@ -65,6 +65,7 @@ class Store(abc.ABC):
     """A quad store that answers SPARQL 1.1 and lands imports atomically."""
 
     capabilities: Capabilities
+    location: str  # where the store is, for people: a directory or a URL
 
     @abc.abstractmethod
     def select(self, query: str) -> list[Row]:
@@ -106,7 +107,9 @@ class Store(abc.ABC):
     def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
         """Serialise every named graph in a dataset format (TriG, N-Quads)."""
 
-    def apply(self, *, insert: Sequence[ox.Quad] = (), delete: Sequence[ox.Quad] = (), drop: Sequence[ox.NamedNode] = ()) -> None:
+    def apply(
+        self, *, insert: Sequence[ox.Quad] = (), delete: Sequence[ox.Quad] = (), drop: Sequence[ox.NamedNode] = ()
+    ) -> None:
         """Drop graphs, delete and insert quads in one atomic SPARQL Update (small changes)."""
         ops = [f"DROP SILENT GRAPH {g}" for g in drop]
         if delete:
@@ -116,7 +119,7 @@ class Store(abc.ABC):
         if ops:
             self.update(" ;\n".join(ops))
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (most backends hold nothing to release)
         """Release the store. Further calls fail."""
 
     def __enter__(self) -> Store:

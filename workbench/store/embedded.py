@@ -17,7 +17,6 @@ not hold before, so undoing it never touches older data.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -27,6 +26,7 @@ from typing import IO
 import pyoxigraph as ox
 
 from workbench.errors import Invalid, NotFound, ParseError, StoreUnavailable
+from workbench.progress import ProgressReader
 from workbench.store.base import Batch, Capabilities, FileLoad, Progress, Row, Store, data_block
 
 FORMAT_VERSION = 1
@@ -34,27 +34,6 @@ FORMAT_VERSION = 1
 # 1.27M quads takes about 12x longer than bulk_load and twice the memory).
 BULK_THRESHOLD = 50_000
 BULK_BYTES = 4_000_000
-
-
-class ProgressReader(io.RawIOBase):
-    """A file reader that reports bytes read, so a bar can move while Rust parses."""
-
-    def __init__(self, path: Path, progress: Progress | None) -> None:
-        self._file = open(path, "rb")  # noqa: SIM115 - closed in close()
-        self._progress = progress
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        n = self._file.readinto(buffer)
-        if n and self._progress:
-            self._progress(n)
-        return n or 0
-
-    def close(self) -> None:
-        self._file.close()
-        super().close()
 
 
 def _fsync_write(path: Path, data: bytes) -> None:
@@ -78,6 +57,7 @@ class EmbeddedStore(Store):
 
     def __init__(self, path: str | os.PathLike[str], *, create: bool = False) -> None:
         self.path = Path(path)
+        self.location = str(self.path)
         marker = self.path / "workbench.json"
         if not marker.exists():
             if not create:

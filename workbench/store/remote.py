@@ -11,7 +11,6 @@ For Oxigraph the query URL is ``http://host:port/query`` and the update URL
 
 from __future__ import annotations
 
-import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -42,6 +41,7 @@ class RemoteStore(Store):
             self.query_url = base + "/query"
             self.update_url = update_url or base + "/update"
         self.timeout = timeout
+        self.location = self.query_url
         self.ask("ASK {}")  # fail now, clearly, if the server is not there
 
     # ------------------------------------------------------------------ HTTP
@@ -59,16 +59,14 @@ class RemoteStore(Store):
             if exc.code == 400:
                 raise ParseError(f"the SPARQL server refused the request: {detail}") from exc
             raise StoreUnavailable(f"the SPARQL server at {url} answered {exc.code}: {detail}") from exc
-        except (TimeoutError, socket.timeout) as exc:
+        except TimeoutError as exc:
             raise StoreUnavailable(f"the SPARQL server at {url} did not answer within {self.timeout:g} s") from exc
         except (urllib.error.URLError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise StoreUnavailable(f"cannot reach the SPARQL server at {url}: {reason}") from exc
 
     def _results(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean:
-        data = self._post(
-            self.query_url, query.encode(), "application/sparql-query", "application/sparql-results+json"
-        )
+        data = self._post(self.query_url, query.encode(), "application/sparql-query", "application/sparql-results+json")
         try:
             parsed = ox.parse_query_results(data, ox.QueryResultsFormat.JSON)
         except (SyntaxError, ValueError) as exc:
