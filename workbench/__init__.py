@@ -1,1 +1,56 @@
-"""Workbench: a knowledge-curation workbench for memory that can say how it knows."""
+"""Workbench: a knowledge-curation workbench for memory that can say how it knows.
+
+>>> import tempfile, pathlib, workbench
+>>> wb = workbench.open(pathlib.Path(tempfile.mkdtemp()) / "memory", create=True)
+>>> wb.init(sample=True)[1].records_added
+20
+>>> wb.resolve("巴黎").entities
+('urn:wb:entity:paris',)
+>>> wb.close()
+"""
+
+from __future__ import annotations
+
+import os
+
+from workbench.errors import (
+    Ambiguous,
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
+    ParseError,
+    StoreUnavailable,
+    Unsupported,
+    WorkbenchError,
+)
+from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Source, Status, Tombstone
+from workbench.service import Workbench
+
+
+def open(location: str | os.PathLike[str], *, create: bool = False, user: str | None = None) -> Workbench:  # noqa: A001
+    """Open a store: a directory on this machine, or the URL of a SPARQL 1.1 server."""
+    return Workbench.open(location, create=create, user=user)
+
+
+__all__ = [
+    "Ambiguous",
+    "Conflict",
+    "Entity",
+    "Forbidden",
+    "ImportReport",
+    "Invalid",
+    "NotFound",
+    "ParseError",
+    "Record",
+    "RecordType",
+    "Resolution",
+    "Source",
+    "Status",
+    "StoreUnavailable",
+    "Tombstone",
+    "Unsupported",
+    "Workbench",
+    "WorkbenchError",
+    "open",
+]

@@ -10,6 +10,11 @@ from pathlib import Path
 Progress = Callable[[int], object]
 
 
+def open_counted(path: Path, progress: Progress | None) -> io.BufferedReader:
+    """Open a file for binary reading; each read reports its size to ``progress``."""
+    return io.BufferedReader(ProgressReader(path, progress), buffer_size=1 << 20)
+
+
 class ProgressReader(io.RawIOBase):
     """A file reader that reports bytes read, so a bar can move while Rust parses."""
 

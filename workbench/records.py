@@ -200,11 +200,11 @@ def tombstone(store: Store, iri: ox.NamedNode) -> Tombstone | None:
     )
     if not rows:
         return None
-    r = rows[0]
+    r = {k: v for k, v in rows[0].items() if v is not None}
     return Tombstone(
         iri=iri.value,
         kind=r["kind"].value,
-        erased_by=id_from_iri(r["who"]),  # type: ignore[arg-type, union-attr]
+        erased_by=id_from_iri(ox.NamedNode(r["who"].value)),
         erased_at=r["when"].value,
         reason=r["why"].value,
-    )  # type: ignore[union-attr]
+    )

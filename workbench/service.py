@@ -315,8 +315,8 @@ class Workbench:
             "records": sum(by_type.values()),
             "by_type": dict(sorted(by_type.items())),
             "by_status": dict(sorted(by_status.items())),
-            "sources": int(counts["sources"].value) if counts["sources"] else 0,  # type: ignore[union-attr]
-            "entities": int(counts["entities"].value) if counts["entities"] else 0,  # type: ignore[union-attr]
+            "sources": int(counts["sources"].value) if counts["sources"] else 0,
+            "entities": int(counts["entities"].value) if counts["entities"] else 0,
             "tombstones": int(tomb["n"].value),  # type: ignore[union-attr]
             "quads": int(counts["quads"].value),  # type: ignore[union-attr]
         }

@@ -22,7 +22,7 @@ import pyoxigraph as ox
 
 from workbench import literals
 from workbench.errors import Conflict, Invalid, ParseError
-from workbench.ids import ENTITIES_GRAPH, META_GRAPH, SYSTEM_GRAPHS, id_from_iri, record_iri
+from workbench.ids import ENTITIES_GRAPH, META_GRAPH, SYSTEM_GRAPHS, id_from_iri, record_iri, source_iri
 from workbench.imports.common import (
     AssertionSpec,
     Plan,
@@ -35,7 +35,7 @@ from workbench.imports.common import (
 )
 from workbench.model import RecordType
 from workbench.names import name_key
-from workbench.progress import ProgressReader
+from workbench.progress import open_counted
 from workbench.store import Batch, FileLoad, Store
 from workbench.vocab import RDF, SKOS, WB
 
@@ -79,7 +79,7 @@ class _Inspection:
 def inspect(path: Path, fmt: ox.RdfFormat, progress: ProgressFactory | None) -> _Inspection:
     found = _Inspection()
     bar = progress(f"checking {path.name}", path.stat().st_size) if progress else None
-    reader = ProgressReader(path, bar.update if bar else None)
+    reader = open_counted(path, bar.update if bar else None)
     try:
         for quad in ox.parse(reader, fmt):
             found.quads += 1
@@ -99,7 +99,7 @@ def inspect(path: Path, fmt: ox.RdfFormat, progress: ProgressFactory | None) -> 
                 elif quad.predicate in _LABELS:
                     key = name_key(o.value) if o.value.strip() else ""
                     if key and (key != o.value or o.language):
-                        found.names.add((quad.subject, key))  # type: ignore[arg-type]
+                        found.names.add((quad.subject, key))
     except SyntaxError as exc:
         raise ParseError(f"malformed {fmt.name}: {exc}", where=str(path)) from exc
     except ValueError as exc:
@@ -180,7 +180,7 @@ class RdfPlanner:
         plan.batch.files.append(FileLoad(path, fmt, to_graph))
         plan.batch.new_graphs.update(g for g, _ in new)
         plan.batch.quads += source_quads(src)
-        plan.origins.setdefault(source_quads(src)[0].subject.value, str(path))
+        plan.origins.setdefault(source_iri(src.id).value, str(path))
         for graph, rid in new:
             plan.origins[graph.value] = f"{path} (graph {graph})"
             text = statement or f"The triples of {graph.value if graph != to_graph else path.name}."
@@ -215,7 +215,7 @@ class RdfPlanner:
                 quad = ox.Quad(quad.subject, quad.predicate, quad.object, to_graph)
                 g = to_graph
             if g in wanted:
-                wanted[g].add(quad)  # type: ignore[index]
+                wanted[g].add(quad)
         for g, quads in wanted.items():
             if set(self.store.quads(g)) != quads:
                 raise Conflict(
@@ -235,7 +235,7 @@ class RdfPlanner:
         by_graph: dict[ox.NamedNode, set[ox.Quad]] = {g: set() for g in existing}
         for q in quads:
             if q.graph_name in by_graph:
-                by_graph[q.graph_name].add(q)  # type: ignore[index]
+                by_graph[q.graph_name].add(q)
         for g, want in by_graph.items():
             if set(self.store.quads(g)) != want:
                 raise Conflict(f"graph {g} is already recorded with other triples", where=str(path))

@@ -226,8 +226,8 @@ class RecordsPlanner:
             return
         sources[src.id] = (src, where)
         quads = source_quads(src)
-        plan.origins.setdefault(quads[0].subject.value, where)
-        node = quads[0].subject
+        node = source_iri(src.id)
+        plan.origins.setdefault(node.value, where)
         rows = self.store.select(PREFIXES + f"SELECT ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ {node} ?p ?o }} }}")
         if rows:
             have = {(r["p"].value, str(r["o"])) for r in rows}  # type: ignore[union-attr]

@@ -12,16 +12,17 @@ is killed in the middle; how is each backend's business.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 import pyoxigraph as ox
 
+from workbench.progress import Progress
+
 Term = ox.NamedNode | ox.BlankNode | ox.Literal
 Row = dict[str, Term | None]
-Progress = Callable[[int], None]
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import IO
 import pyoxigraph as ox
 
 from workbench.errors import Invalid, NotFound, ParseError, StoreUnavailable
-from workbench.progress import ProgressReader
+from workbench.progress import open_counted
 from workbench.store.base import Batch, Capabilities, FileLoad, Progress, Row, Store, data_block
 
 FORMAT_VERSION = 1
@@ -82,7 +82,7 @@ class EmbeddedStore(Store):
 
     # ------------------------------------------------------------------ reads
 
-    def _query(self, query: str) -> object:
+    def _query(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         try:
             return self._db.query(query)
         except SyntaxError as exc:
@@ -111,7 +111,7 @@ class EmbeddedStore(Store):
         result = self._query(query)
         if isinstance(result, ox.QueryTriples):
             return result.serialize(format=graph) or b""
-        return result.serialize(format=results) or b""  # type: ignore[union-attr]
+        return result.serialize(format=results) or b""
 
     def has_graph(self, graph: ox.NamedNode) -> bool:
         return next(iter(self._db.quads_for_pattern(None, None, None, graph)), None) is not None
@@ -200,7 +200,7 @@ def _counted(quads: list[ox.Quad], progress: Progress | None) -> Iterator[ox.Qua
 
 def _file_quads(load: FileLoad, progress: Progress | None) -> Iterator[ox.Quad]:
     """A file's quads, its default graph moved into ``load.to_graph``; reports bytes read."""
-    reader = ProgressReader(load.path, progress)
+    reader = open_counted(load.path, progress)
     try:
         for quad in ox.parse(reader, load.format):
             if load.to_graph is not None and isinstance(quad.graph_name, ox.DefaultGraph):
