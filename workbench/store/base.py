@@ -19,7 +19,7 @@ from typing import IO
 
 import pyoxigraph as ox
 
-from workbench.progress import Progress
+from workbench.progress import Progress as Progress
 
 Term = ox.NamedNode | ox.BlankNode | ox.Literal
 Row = dict[str, Term | None]
