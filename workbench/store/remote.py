@@ -23,6 +23,8 @@ from workbench.errors import Invalid, ParseError, StoreUnavailable
 from workbench.store.base import Batch, Capabilities, Progress, Row, Store, data_block
 
 DEFAULT_TIMEOUT = 30.0
+# An import is one request; a large one takes the server a while to apply.
+WRITE_TIMEOUT = 600.0
 
 
 class RemoteStore(Store):
@@ -46,12 +48,12 @@ class RemoteStore(Store):
 
     # ------------------------------------------------------------------ HTTP
 
-    def _post(self, url: str, body: bytes, content_type: str, accept: str) -> bytes:
+    def _post(self, url: str, body: bytes, content_type: str, accept: str, timeout: float | None = None) -> bytes:
         request = urllib.request.Request(
             url, data=body, method="POST", headers={"Content-Type": content_type, "Accept": accept}
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
                 data: bytes = response.read()
                 return data
         except urllib.error.HTTPError as exc:
@@ -60,7 +62,9 @@ class RemoteStore(Store):
                 raise ParseError(f"the SPARQL server refused the request: {detail}") from exc
             raise StoreUnavailable(f"the SPARQL server at {url} answered {exc.code}: {detail}") from exc
         except TimeoutError as exc:
-            raise StoreUnavailable(f"the SPARQL server at {url} did not answer within {self.timeout:g} s") from exc
+            raise StoreUnavailable(
+                f"the SPARQL server at {url} did not answer within {timeout or self.timeout:g} s"
+            ) from exc
         except (urllib.error.URLError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise StoreUnavailable(f"cannot reach the SPARQL server at {url}: {reason}") from exc
@@ -135,6 +139,7 @@ class RemoteStore(Store):
             operations.append(f"INSERT DATA {{ {data_block(quads)} }}")
         if operations:
             # One request: the server applies it entirely or not at all.
-            self.update(" ;\n".join(operations))
+            body = " ;\n".join(operations).encode()
+            self._post(self.update_url, body, "application/sparql-update", "*/*", max(self.timeout, WRITE_TIMEOUT))
         if progress:
             progress(len(quads))
