@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -92,7 +93,10 @@ def parse_file(path: Path) -> list[RecordIn]:
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ParseError(f"not UTF-8 text (byte {exc.start})", where=str(path)) from exc
+        data = path.read_bytes()
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ParseError(f"not UTF-8 text (byte {exc.start}, column {column})", where=f"{path}:{line}") from exc
     return parse_text(text, str(path))
 
 
@@ -104,7 +108,7 @@ def parse_text(text: str, name: str) -> list[RecordIn]:
             continue
         where = f"{name}:{number}"
         try:
-            raw = json.loads(line, parse_float=Decimal)
+            raw = json.loads(line, parse_float=Decimal, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
             raise ParseError(f"not JSON: {exc.msg} at column {exc.colno}", where=where) from exc
         record = _record(raw, name, number)
@@ -113,6 +117,10 @@ def parse_text(text: str, name: str) -> list[RecordIn]:
         seen[record.id] = number
         records.append(record)
     return records
+
+
+def _no_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not a number JSON allows", name, 0)
 
 
 def _record(raw: Any, name: str, number: int) -> RecordIn:
@@ -128,7 +136,7 @@ def _record(raw: Any, name: str, number: int) -> RecordIn:
     extracted_by, prompt_version = _extractor(raw.get("extracted_by"), where)
     effective_from = _date(raw.get("effective_from"), "effective_from", where)
     effective_to = _date(raw.get("effective_to"), "effective_to", where)
-    if effective_from and effective_to and effective_to < effective_from:
+    if effective_from and effective_to and instant(effective_to) < instant(effective_from):
         raise Invalid(f"effective_to {effective_to} is before effective_from {effective_from}", where=where)
     about = _names(raw.get("about", []), "about", where)
     triples = _triples(raw.get("triples", []), where)
@@ -214,16 +222,27 @@ def _names(value: Any, key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+# The lexical forms of xsd:date and xsd:dateTime that people write (Python accepts more).
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?")
+
+
+def instant(value: str) -> dt.datetime:
+    """A date or date-time as an aware instant (a date is its midnight, UTC; so is a naive time)."""
+    if "T" not in value:
+        day = dt.date.fromisoformat(value)
+        return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
+    moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+
+
 def _date(value: Any, key: str, where: str) -> str | None:
     """An ISO 8601 date (2026-05-01) or date-time (2026-05-01T10:00:00Z), as written."""
     if value is None:
         return None
-    if isinstance(value, str):
+    if isinstance(value, str) and (_DATE.fullmatch(value) or _DATETIME.fullmatch(value)):
         try:
-            if "T" in value:
-                dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-            else:
-                dt.date.fromisoformat(value)
+            instant(value)
             return value
         except ValueError:
             pass

@@ -13,7 +13,7 @@ from typing import Protocol
 
 import pyoxigraph as ox
 
-from workbench import shapes
+from workbench import literals, shapes
 from workbench.errors import Invalid
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, activity_iri, agent_iri, source_iri
 from workbench.model import RecordType, Status
@@ -45,8 +45,9 @@ class Plan:
 
 
 def dt_literal(value: str) -> ox.Literal:
-    """An xsd:date or xsd:dateTime literal from an ISO 8601 text."""
-    return ox.Literal(value, datatype=XSD.dateTime if "T" in value else XSD.date)
+    """An xsd:date or xsd:dateTime literal from an ISO 8601 text, in the store's canonical form
+    (a date in a JSON field is a value, not a spelling: +00:00 is kept as Z)."""
+    return literals.canonical(ox.Literal(value, datatype=XSD.dateTime if "T" in value else XSD.date))
 
 
 def new_activity(actor: str, now: str, files: Iterable[str]) -> tuple[ox.NamedNode, list[ox.Quad]]:

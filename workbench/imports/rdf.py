@@ -115,13 +115,24 @@ def inspect(path: Path, fmt: ox.RdfFormat, progress: ProgressFactory | None) -> 
 
 
 def _line_of(path: Path, lit: ox.Literal) -> str:
-    """file:line of the first line that spells this literal's value, for the error message."""
-    needle = lit.value
+    """file:line where this literal is written, for the error message: the first line that
+    spells the quoted value beside its datatype, else the quoted value, else the bare value."""
+    quoted = [f'"{lit.value}"', f"'{lit.value}'", f">{lit.value}<"]  # Turtle/N-Triples, RDF/XML
+    datatype = lit.datatype.value
+    marks = (datatype, datatype.rsplit("#", 1)[-1])
+    best: dict[int, int] = {}
     with open(path, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, start=1):
-            if needle in line:
-                return f"{path}:{number}"
-    return str(path)
+            if any(q in line for q in quoted):
+                rank = 0 if any(m in line for m in marks) else 1
+            elif lit.value in line:
+                rank = 2
+            else:
+                continue
+            best.setdefault(rank, number)
+            if rank == 0:
+                break
+    return f"{path}:{best[min(best)]}" if best else str(path)
 
 
 class RdfPlanner:

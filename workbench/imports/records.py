@@ -45,15 +45,18 @@ _PREFIXED = {
 
 def expand(text: str) -> ox.NamedNode | None:
     """``<iri>`` or ``prefix:local`` for a known prefix, else None."""
+    iri = None
     if text.startswith("<") and text.endswith(">"):
-        try:
-            return ox.NamedNode(text[1:-1])
-        except ValueError:
-            raise Invalid(f"{text} is not a valid IRI") from None
+        iri = text[1:-1]
     for prefix, ns in _PREFIXED.items():
         if text.startswith(prefix) and " " not in text:
-            return ox.NamedNode(ns + text[len(prefix) :])
-    return None
+            iri = ns + text[len(prefix) :]
+    if iri is None:
+        return None
+    try:
+        return ox.NamedNode(iri)
+    except ValueError as exc:
+        raise Invalid(f"{text} is not a valid IRI ({exc})") from None
 
 
 class RecordsPlanner:
@@ -129,8 +132,11 @@ class RecordsPlanner:
         for rec in records:
             names = list(rec.about) + list(rec.applies_to)
             names += [rec.decided_by] if rec.decided_by else []
-            for s, _, o in rec.triples:
-                names += [x for x in (s, o) if isinstance(x, str) and expand(x) is None]
+            try:
+                for s, _, o in rec.triples:
+                    names += [x for x in (s, o) if isinstance(x, str) and expand(x) is None]
+            except Invalid as exc:
+                raise Invalid(f"triples: {exc.message}", where=rec.where) from None
             for name in names:
                 first.setdefault(name_key(name), (name, rec.where))
         bound = entities.resolve_keys(self.store, first)
@@ -267,11 +273,16 @@ class RecordsPlanner:
     ) -> ox.Triple:
         s, p, o = t
         where = rec.where
-        subject = expand(s) or bind[name_key(s)]
-        predicate = expand(p) or relations.get(p)
-        if predicate is None:
-            raise Invalid(f"triples[{i}]: unknown relation {p!r}; known relations: {relations.labels()}", where=where)
-        return ox.Triple(subject, predicate, self._object(o, i, where, bind))
+        try:
+            subject = expand(s) or bind[name_key(s)]
+            predicate = expand(p) or relations.get(p)
+            if predicate is None:
+                raise Invalid(f"unknown relation {p!r}; known relations: {relations.labels()}")
+            return ox.Triple(subject, predicate, self._object(o, i, where, bind))
+        except Invalid as exc:
+            if exc.where:
+                raise
+            raise Invalid(f"triples[{i}]: {exc.message}", where=where) from None
 
     @staticmethod
     def _object(o: Any, i: int, where: str, bind: dict[str, ox.NamedNode]) -> ox.NamedNode | ox.Literal:
@@ -280,19 +291,25 @@ class RecordsPlanner:
         if isinstance(o, int):
             return ox.Literal(str(o), datatype=XSD.integer)
         if isinstance(o, Decimal):
-            # A JSON number is a value, not a spelling: keep it in the store's canonical form.
-            return literals.canonical(ox.Literal(str(o), datatype=XSD.decimal))
+            # A JSON number is a value, not a spelling: keep it in the store's canonical form
+            # (xsd:decimal has no exponent, so 2E3 is written out as 2000).
+            return literals.canonical(ox.Literal(format(o, "f"), datatype=XSD.decimal))
         if isinstance(o, dict):
             value = o["value"]
             if not isinstance(value, str):
                 raise Invalid(f'triples[{i}] object "value" must be a string', where=where)
             if "lang" in o:
-                return ox.Literal(value, language=o["lang"])
+                try:
+                    return ox.Literal(value, language=o["lang"])
+                except (ValueError, TypeError):
+                    raise Invalid(f"triples[{i}] object: {o['lang']!r} is not a language tag (BCP 47, e.g. en, zh-Hans)",
+                                  where=where) from None
             if "datatype" in o:
                 dt = expand(o["datatype"]) if isinstance(o["datatype"], str) else None
                 if dt is None:
                     raise Invalid(f"triples[{i}] datatype must be xsd:NAME or <IRI>", where=where)
                 return ox.Literal(value, datatype=dt)
             return ox.Literal(value)
-        assert isinstance(o, str)
+        if not isinstance(o, str):
+            raise Invalid(f"triples[{i}] object must be a name, <IRI>, number, boolean or {{\"value\": ...}}", where=where)
         return expand(o) or bind[name_key(o)]

@@ -11,9 +11,11 @@ For Oxigraph the query URL is ``http://host:port/query`` and the update URL
 
 from __future__ import annotations
 
-import urllib.error
+import contextlib
+import http.client
+import socket
+import threading
 import urllib.parse
-import urllib.request
 from collections.abc import Iterator, Sequence
 from typing import IO
 
@@ -44,30 +46,56 @@ class RemoteStore(Store):
             self.update_url = update_url or base + "/update"
         self.timeout = timeout
         self.location = self.query_url
-        self.ask("ASK {}")  # fail now, clearly, if the server is not there
+        # Fail now, clearly, if nothing that speaks SPARQL is there.
+        if not isinstance(self._results("ASK {}"), ox.QueryBoolean):
+            raise StoreUnavailable(f"the server at {self.query_url} does not answer SPARQL queries as expected")
 
     # ------------------------------------------------------------------ HTTP
 
     def _post(self, url: str, body: bytes, content_type: str, accept: str, timeout: float | None = None) -> bytes:
-        request = urllib.request.Request(
-            url, data=body, method="POST", headers={"Content-Type": content_type, "Accept": accept}
-        )
+        """POST and read the whole answer within ``timeout`` seconds in all, or raise.
+
+        The limit covers the whole exchange, not each socket read: a watchdog shuts the socket
+        when time is up, so a server that trickles bytes cannot hold the caller.
+        """
+        limit = timeout or self.timeout
+        parts = urllib.parse.urlsplit(url)
+        conn_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        conn = conn_type(parts.hostname or "localhost", parts.port, timeout=limit)
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            if conn.sock is not None:
+                with contextlib.suppress(OSError):
+                    conn.sock.shutdown(socket.SHUT_RDWR)
+
+        watchdog = threading.Timer(limit, expire)
+        watchdog.daemon = True
+        watchdog.start()
         try:
-            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
-                data: bytes = response.read()
-                return data
-        except urllib.error.HTTPError as exc:
-            detail = exc.read().decode("utf-8", "replace").strip()[:500]
-            if exc.code == 400:
-                raise ParseError(f"the SPARQL server refused the request: {detail}") from exc
-            raise StoreUnavailable(f"the SPARQL server at {url} answered {exc.code}: {detail}") from exc
-        except TimeoutError as exc:
-            raise StoreUnavailable(
-                f"the SPARQL server at {url} did not answer within {timeout or self.timeout:g} s"
-            ) from exc
-        except (urllib.error.URLError, ConnectionError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise StoreUnavailable(f"cannot reach the SPARQL server at {url}: {reason}") from exc
+            path = parts.path + (f"?{parts.query}" if parts.query else "")
+            conn.request("POST", path or "/", body, {"Content-Type": content_type, "Accept": accept})
+            response = conn.getresponse()
+            data = response.read()
+            status = response.status
+        except (OSError, http.client.HTTPException) as exc:
+            if expired.is_set() or isinstance(exc, TimeoutError):
+                raise StoreUnavailable(f"the SPARQL server at {url} did not answer within {limit:g} s") from exc
+            if isinstance(exc, http.client.HTTPException):
+                raise StoreUnavailable(f"the SPARQL server at {url} sent a broken answer: {exc!r}") from exc
+            raise StoreUnavailable(f"cannot reach the SPARQL server at {url}: {exc}") from exc
+        finally:
+            watchdog.cancel()
+            conn.close()
+        if expired.is_set():
+            raise StoreUnavailable(f"the SPARQL server at {url} did not answer within {limit:g} s")
+        if status >= 300:
+            detail = data.decode("utf-8", "replace").strip()[:500]
+            if status == 400:
+                raise ParseError(f"the SPARQL server refused the request: {detail}")
+            raise StoreUnavailable(f"the SPARQL server at {url} answered {status}: {detail}")
+        return data
 
     def _results(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean:
         data = self._post(self.query_url, query.encode(), "application/sparql-query", "application/sparql-results+json")

@@ -1,0 +1,348 @@
+"""The remote backend against servers that fail: nothing listening, silence, garbage, errors.
+
+Every server here is a real socket on 127.0.0.1 served from a thread and closed after the test;
+the client is the real ``RemoteStore`` over real HTTP. Whatever the server does, the caller gets a
+:class:`StoreUnavailable` saying what went wrong, within the configured timeout, never a hang.
+Timings asserted here are hang guards, not performance claims.
+"""
+
+from __future__ import annotations
+
+import http.server
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from workbench.errors import StoreUnavailable
+from workbench.service import Workbench
+from workbench.store import RemoteStore
+
+HANG_GUARD = 5.0  # seconds; a timeout of 1 s must give up well within this
+
+
+def bug(reason: str) -> pytest.MarkDecorator:
+    """Marks a test that once showed a product bug (fixed since); kept as a regression test."""
+    return pytest.mark.regression(reason)
+
+
+# ---------------------------------------------------------------------- servers
+
+@pytest.fixture
+def dead_url() -> Iterator[str]:
+    """A port that refuses connections: bound (so nobody else takes it) but not listening."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+class SilentServer:
+    """Accepts TCP connections (or, with ``accept=False``, leaves them in the backlog) and never answers."""
+
+    def __init__(self, *, accept: bool) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.05)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.conns: list[socket.socket] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run if accept else self.stop.wait, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.conns.append(conn)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        assert not self.thread.is_alive()
+        for conn in self.conns:
+            conn.close()
+        self.sock.close()
+
+
+@pytest.fixture(params=["accepts", "backlog"])
+def silent_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    server = SilentServer(accept=request.param == "accepts")
+    yield server.url
+    server.close()
+
+
+Reply = Callable[[http.server.BaseHTTPRequestHandler, threading.Event], None]
+
+
+@dataclass
+class FakeSparql:
+    """A real HTTP server on loopback whose answers the test decides; it counts requests."""
+
+    reply: Reply
+    requests: list[bytes] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> FakeSparql:
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+                fake.requests.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                self.close_connection = True
+                fake.reply(self, fake.stop)
+
+            do_GET = do_POST  # noqa: N815
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        return self
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()  # joins the handler threads
+        self.thread.join(timeout=5)
+        assert not self.thread.is_alive()
+
+
+@pytest.fixture
+def fake() -> Iterator[Callable[[Reply], FakeSparql]]:
+    started: list[FakeSparql] = []
+
+    def make(reply: Reply) -> FakeSparql:
+        server = FakeSparql(reply).start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        server.close()
+
+
+def answer(status: int, body: bytes, content_type: str = "application/sparql-results+json",
+           length: int | None = None) -> Reply:
+    def reply(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        h.send_response(status)
+        h.send_header("Content-Type", content_type)
+        h.send_header("Content-Length", str(len(body) if length is None else length))
+        h.end_headers()
+        h.wfile.write(body)
+        h.wfile.flush()
+
+    return reply
+
+
+ASK_TRUE = answer(200, b'{"head": {}, "boolean": true}')
+
+
+def timed(fn: Callable[[], object]) -> tuple[BaseException | None, float]:
+    start = time.monotonic()
+    try:
+        fn()
+    except BaseException as exc:  # noqa: BLE001 - returned for the test to judge
+        return exc, time.monotonic() - start
+    return None, time.monotonic() - start
+
+
+# ---------------------------------------------------------------------- (a) nothing listening
+
+def test_nothing_listening_is_unavailable_quickly(dead_url: str) -> None:
+    exc, took = timed(lambda: Workbench.open(dead_url))  # the default 30 s timeout is not waited for
+    assert isinstance(exc, StoreUnavailable), repr(exc)
+    assert took < HANG_GUARD
+    assert "cannot reach" in str(exc) and dead_url in str(exc)
+    assert exc.status == 503
+
+
+def test_nothing_listening_direct_store(dead_url: str) -> None:
+    with pytest.raises(StoreUnavailable, match="cannot reach"):
+        RemoteStore(dead_url + "/query", timeout=1)
+
+
+# ---------------------------------------------------------------------- (b) silence
+
+def test_silent_server_is_unavailable_within_the_timeout(silent_url: str) -> None:
+    exc, took = timed(lambda: Workbench.open(silent_url, timeout=1))
+    assert isinstance(exc, StoreUnavailable), repr(exc)
+    assert took < HANG_GUARD
+    assert "did not answer within 1 s" in str(exc)
+
+
+def test_server_silent_after_open_is_unavailable_within_the_timeout(fake: Callable[[Reply], FakeSparql]) -> None:
+    def ask_then_silence(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        if len(server.requests) == 1:
+            ASK_TRUE(h, stop)
+        else:
+            stop.wait(30)
+
+    server = fake(ask_then_silence)
+    wb = Workbench.open(server.url, timeout=1)
+    exc, took = timed(wb.stats)
+    assert isinstance(exc, StoreUnavailable), repr(exc)
+    assert took < HANG_GUARD
+    assert "did not answer within 1 s" in str(exc)
+
+
+def test_headers_then_silence_is_unavailable_within_the_timeout(fake: Callable[[Reply], FakeSparql]) -> None:
+    def stall(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        answer(200, b'{"boolean"', length=100)(h, stop)
+        stop.wait(30)
+
+    server = fake(stall)
+    exc, took = timed(lambda: Workbench.open(server.url, timeout=1))
+    assert isinstance(exc, StoreUnavailable), repr(exc)
+    assert took < HANG_GUARD
+
+
+@bug("the timeout applies to each socket read, not to the request: a server that sends one "
+     "byte every 0.3 s holds a timeout=1 client for as long as it likes (remote.py _post)")
+def test_trickling_server_is_unavailable_within_the_timeout(fake: Callable[[Reply], FakeSparql]) -> None:
+    def trickle(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "application/sparql-results+json")
+        h.send_header("Content-Length", "1000")
+        h.end_headers()
+        for _ in range(15):  # 4.5 s, then give up
+            if stop.wait(0.3):
+                return
+            h.wfile.write(b" ")
+            h.wfile.flush()
+
+    server = fake(trickle)
+    exc, took = timed(lambda: Workbench.open(server.url, timeout=1))
+    assert took < HANG_GUARD - 1.5, f"took {took:.1f} s with timeout=1"
+    assert isinstance(exc, StoreUnavailable), repr(exc)
+
+
+# ---------------------------------------------------------------------- (c) garbage
+
+GARBAGE = {
+    "html": b"<html><body>It works!</body></html>",
+    "empty": b"",
+    "binary": b"\xff\xfe\x00\x01garbage",
+    "json null": b"null",
+    "json without results": b'{"head": {}}',
+    "broken json": b'{"head": {}, "boolean": tr',
+}
+
+
+@pytest.mark.parametrize("body", list(GARBAGE.values()), ids=list(GARBAGE))
+def test_garbage_answer_is_unavailable_mentioning_garbage(fake: Callable[[Reply], FakeSparql], body: bytes) -> None:
+    server = fake(answer(200, body))
+    exc, took = timed(lambda: Workbench.open(server.url, timeout=1))
+    assert isinstance(exc, StoreUnavailable), repr(exc)
+    assert "garbage" in str(exc) and server.url in str(exc)
+    assert took < HANG_GUARD
+
+
+def test_garbage_after_open_is_unavailable(fake: Callable[[Reply], FakeSparql]) -> None:
+    def ask_then_garbage(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        (ASK_TRUE if len(server.requests) == 1 else answer(200, b"<html>maintenance</html>"))(h, stop)
+
+    server = fake(ask_then_garbage)
+    wb = Workbench.open(server.url, timeout=1)
+    with pytest.raises(StoreUnavailable, match="garbage"):
+        wb.resolve("Paris")
+
+
+@bug("a body cut short (Content-Length 1000, 15 bytes, then close) raises http.client.IncompleteRead, "
+     "not StoreUnavailable (remote.py _post catches URLError/OSError, not http.client.HTTPException)")
+def test_truncated_answer_is_unavailable(fake: Callable[[Reply], FakeSparql]) -> None:
+    server = fake(answer(200, b'{"boolean": tru', length=1000))
+    with pytest.raises(StoreUnavailable):
+        Workbench.open(server.url, timeout=1)
+
+
+@bug("a server answering SELECT results to the opening ASK is reported as Invalid('expected an ASK "
+     "query'), a 400 blaming the user's input, instead of StoreUnavailable")
+def test_wrong_kind_of_results_is_unavailable(fake: Callable[[Reply], FakeSparql]) -> None:
+    server = fake(answer(200, b'{"head": {"vars": ["x"]}, "results": {"bindings": []}}'))
+    with pytest.raises(StoreUnavailable):
+        Workbench.open(server.url, timeout=1)
+
+
+# ---------------------------------------------------------------------- (d) error statuses
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_error_status_is_unavailable_with_the_status(fake: Callable[[Reply], FakeSparql], status: int) -> None:
+    server = fake(answer(status, b"kaboom: the database is on fire", "text/plain"))
+    exc, took = timed(lambda: Workbench.open(server.url, timeout=1))
+    assert isinstance(exc, StoreUnavailable), repr(exc)
+    assert f"answered {status}" in str(exc)
+    assert "kaboom" in str(exc)  # the server's own words are passed on
+    assert took < HANG_GUARD
+
+
+def test_error_status_on_update_is_unavailable(fake: Callable[[Reply], FakeSparql]) -> None:
+    def ask_ok_update_fails(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        if h.path.endswith("/update"):
+            answer(500, b"disk full", "text/plain")(h, stop)
+        else:
+            ASK_TRUE(h, stop)
+
+    server = fake(ask_ok_update_fails)
+    store = RemoteStore(server.url, timeout=1)
+    with pytest.raises(StoreUnavailable, match="answered 500: disk full"):
+        store.update("INSERT DATA { <urn:a> <urn:b> <urn:c> }")
+
+
+# ---------------------------------------------------------------------- the command line
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    binary = shutil.which("workbench")
+    assert binary, "the workbench command is not installed: pip install -e '.[test]'"
+    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=60)
+
+
+def _plain_error(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    return lines[0]
+
+
+def test_cli_dead_endpoint_exits_1_with_a_plain_message(dead_url: str) -> None:
+    line = _plain_error(run_cli("--endpoint", dead_url, "stats"))
+    assert "cannot reach the SPARQL server" in line and dead_url in line
+
+
+def test_cli_silent_endpoint_gives_up_after_its_timeout() -> None:
+    server = SilentServer(accept=True)
+    try:
+        start = time.monotonic()
+        line = _plain_error(run_cli("--endpoint", server.url, "--timeout", "1", "stats"))
+        assert time.monotonic() - start < 15  # interpreter start-up plus 1 s: a hang guard
+        assert "did not answer within 1 s" in line
+    finally:
+        server.close()
+
+
+def test_cli_error_status_exits_1_with_a_plain_message(fake: Callable[[Reply], FakeSparql]) -> None:
+    server = fake(answer(500, b"kaboom", "text/plain"))
+    line = _plain_error(run_cli("--endpoint", server.url, "--timeout", "2", "stats"))
+    assert "answered 500" in line
+
+
+@bug("a truncated answer makes the CLI print an http.client.IncompleteRead traceback instead of "
+     "one 'error: ...' line")
+def test_cli_truncated_answer_exits_1_with_a_plain_message(fake: Callable[[Reply], FakeSparql]) -> None:
+    server = fake(answer(200, b'{"boolean": tru', length=1000))
+    _plain_error(run_cli("--endpoint", server.url, "--timeout", "2", "stats"))
