@@ -231,9 +231,9 @@ def instant(value: str) -> dt.datetime:
     """A date or date-time as an aware instant (a date is its midnight, UTC; so is a naive time)."""
     if "T" not in value:
         day = dt.date.fromisoformat(value)
-        return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
+        return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
     moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 def _date(value: Any, key: str, where: str) -> str | None:

@@ -302,8 +302,10 @@ class RecordsPlanner:
                 try:
                     return ox.Literal(value, language=o["lang"])
                 except (ValueError, TypeError):
-                    raise Invalid(f"triples[{i}] object: {o['lang']!r} is not a language tag (BCP 47, e.g. en, zh-Hans)",
-                                  where=where) from None
+                    raise Invalid(
+                        f"triples[{i}] object: {o['lang']!r} is not a language tag (BCP 47, e.g. en, zh-Hans)",
+                        where=where,
+                    ) from None
             if "datatype" in o:
                 dt = expand(o["datatype"]) if isinstance(o["datatype"], str) else None
                 if dt is None:
@@ -311,5 +313,7 @@ class RecordsPlanner:
                 return ox.Literal(value, datatype=dt)
             return ox.Literal(value)
         if not isinstance(o, str):
-            raise Invalid(f"triples[{i}] object must be a name, <IRI>, number, boolean or {{\"value\": ...}}", where=where)
+            raise Invalid(
+                f'triples[{i}] object must be a name, <IRI>, number, boolean or {{"value": ...}}', where=where
+            )
         return expand(o) or bind[name_key(o)]
