@@ -1,0 +1,53 @@
+"""RDF imports in every format: plain data becomes assertions with provenance from one source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from workbench.model import RecordType, Status
+from workbench.service import Workbench
+
+TRIPLES = [
+    ox.Triple(ox.NamedNode("urn:wb:entity:kettle"), ox.NamedNode("https://w3id.org/workbench/ns#usedFor"),
+              ox.NamedNode("urn:wb:entity:boiling")),
+    ox.Triple(ox.NamedNode("urn:wb:entity:kettle"), ox.NamedNode("http://www.w3.org/2004/02/skos/core#prefLabel"),
+              ox.Literal("Electric Kettle", language="en")),
+]
+FORMATS = {".ttl": ox.RdfFormat.TURTLE, ".nt": ox.RdfFormat.N_TRIPLES, ".rdf": ox.RdfFormat.RDF_XML,
+           ".jsonld": ox.RdfFormat.JSON_LD, ".trig": ox.RdfFormat.TRIG, ".nq": ox.RdfFormat.N_QUADS}
+
+
+@pytest.mark.parametrize("suffix", sorted(FORMATS))
+def test_each_format_imports_as_one_admitted_assertion(wb: Workbench, tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"kitchen{suffix}"
+    path.write_bytes(ox.serialize(TRIPLES, format=FORMATS[suffix]) or b"")
+    report = wb.import_files([path], record_type="common_sense", source="kitchen-pack", said_by="curators")
+    assert report.records_added == 1
+    rec = wb.record("kitchen-pack")
+    assert (rec.type, rec.status, rec.admitted) == (RecordType.COMMON_SENSE, Status.ACTIVE, True)
+    assert (rec.source.id, rec.source.said_by, rec.source.locator) == ("kitchen-pack", "curators", str(path))
+    assert len(rec.triples) == 2
+    # The label is a name now: it binds exactly (case-folded), through the key the import added.
+    assert wb.resolve("electric kettle").entities == ("urn:wb:entity:kettle",)
+    assert wb.resolve("kettle").outcome == "unknown"
+
+
+def test_named_graphs_become_one_assertion_each(wb: Workbench, tmp_path: Path) -> None:
+    path = tmp_path / "worlds.nq"
+    quads = [ox.Quad(t.subject, t.predicate, t.object, ox.NamedNode(f"urn:x:world{i}")) for i in range(3) for t in TRIPLES]
+    path.write_bytes(ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b"")
+    report = wb.import_files([path], record_type="common_sense", source="worlds")
+    assert report.records_added == 3
+    assert sorted(r.id for r in wb.records(record_type="common_sense")) == ["urn:x:world0", "urn:x:world1", "urn:x:world2"]
+    again = wb.import_files([path], record_type="common_sense", source="worlds")
+    assert (again.records_added, again.records_unchanged, again.quads_added) == (0, 3, 0)
+
+
+def test_visibility_of_rdf_data(wb: Workbench, tmp_path: Path) -> None:
+    path = tmp_path / "private.ttl"
+    path.write_bytes(ox.serialize(TRIPLES, format=ox.RdfFormat.TURTLE) or b"")
+    wb.import_files([path], source="private-notes", visible_to=["group:family"])
+    assert wb.record("private-notes").source.visible_to == ("group:family",)
