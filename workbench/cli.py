@@ -166,7 +166,7 @@ def import_(
     else:
         click.echo(
             f"{report.records_added} records added, {report.records_unchanged} unchanged, "
-            f"{report.entities_created} entities created, {report.quads_added} quads"
+            f"{report.entities_created} entities created"
         )
 
 

@@ -28,8 +28,9 @@ import pyoxigraph as ox
 from workbench import entities, lifecycle, records
 from workbench.errors import Invalid, Unsupported
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH
-from workbench.imports.common import Plan, ProgressFactory
-from workbench.imports.rdf import FORMATS, RdfPlanner
+from workbench.imports.common import ProgressFactory
+from workbench.imports.landing import import_rdf
+from workbench.imports.rdf import FORMATS, RdfOptions
 from workbench.imports.records import RecordsPlanner
 from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Status, Tombstone
 from workbench.store import Batch, Store, open_store
@@ -151,20 +152,34 @@ class Workbench:
         if jsonl and rdf:
             raise Invalid("import JSON Lines records and RDF files in separate imports")
         now = self.now()
-        if jsonl:
-            plan = RecordsPlanner(self.store, actor=self.user, now=now).plan(jsonl)
-        else:
+        if rdf:
             rtype = RecordType.parse(record_type) if isinstance(record_type, str) else record_type
-            plan = RdfPlanner(self.store, actor=self.user, now=now).plan(
-                rdf,
+            options = RdfOptions(
+                actor=self.user,
+                now=now,
                 record_type=rtype or RecordType.OBSERVATION,
                 source_id=source,
                 said_by=said_by,
                 statement=statement,
                 visible_to=tuple(visible_to),
-                progress=progress,
             )
-        self._land(plan, progress)
+            landed = import_rdf(self.store, rdf, options, progress)
+            return ImportReport(
+                files=tuple(str(p) for p in rdf),
+                records_added=landed.plan.records_added,
+                records_unchanged=landed.plan.records_unchanged,
+                entities_created=0,
+                quads_added=landed.quads_added,
+                activity=landed.plan.activity.value if landed.quads_added else "",
+            )
+        plan = RecordsPlanner(self.store, actor=self.user, now=now).plan(jsonl)
+        if len(plan.batch):
+            bar = progress("writing", len(plan.batch.quads)) if progress else None
+            try:
+                self.store.write(plan.batch, progress=bar.update if bar else None)
+            finally:
+                if bar:
+                    bar.close()
         return ImportReport(
             files=plan.files,
             records_added=plan.records_added,
@@ -174,17 +189,6 @@ class Workbench:
             activity=plan.activity.value if len(plan.batch) else "",
             new_entities=tuple(plan.new_entities),
         )
-
-    def _land(self, plan: Plan, progress: ProgressFactory | None) -> None:
-        if not len(plan.batch):
-            return
-        total = len(plan.batch.quads) + sum(f.path.stat().st_size for f in plan.batch.files)
-        bar = progress("writing", total) if progress else None
-        try:
-            self.store.write(plan.batch, progress=bar.update if bar else None)
-        finally:
-            if bar:
-                bar.close()
 
     def export(self, path: str | os.PathLike[str]) -> int:
         """Write the store to a file; the format comes from the extension. Returns the quads written.

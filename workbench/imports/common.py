@@ -50,8 +50,11 @@ def dt_literal(value: str) -> ox.Literal:
     return literals.canonical(ox.Literal(value, datatype=XSD.dateTime if "T" in value else XSD.date))
 
 
-def new_activity(actor: str, now: str, files: Iterable[str]) -> tuple[ox.NamedNode, list[ox.Quad]]:
-    act = activity_iri("import", f"{now}/{uuid.uuid4().hex[:8]}")
+def new_activity(
+    actor: str, now: str, files: Iterable[str], act: ox.NamedNode | None = None
+) -> tuple[ox.NamedNode, list[ox.Quad]]:
+    """An import activity (a new IRI unless given) and the quads that describe it."""
+    act = act or activity_iri("import", f"{now}/{uuid.uuid4().hex[:8]}")
     who = agent_iri(actor)
     g = META_GRAPH
     quads = [
@@ -167,21 +170,15 @@ def assertion_quads(a: AssertionSpec) -> list[ox.Quad]:
     return quads
 
 
-def check_shapes(plan: Plan) -> None:
-    """Validate the plan's metadata and entities against shapes/; raise naming the first problem."""
-    described = [q for q in plan.batch.quads if q.graph_name in (META_GRAPH, ENTITIES_GRAPH)]
+def check_shapes(quads: Iterable[ox.Quad], origins: Mapping[str, str]) -> None:
+    """Validate an import's metadata and entities against shapes/; raise naming the first problem."""
+    described = [q for q in quads if q.graph_name in (META_GRAPH, ENTITIES_GRAPH)]
     violations = shapes.validate(described)
     if violations:
         first = violations[0]
-        where = plan.origins.get(first.focus)
         more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
         raise Invalid(
-            f"does not satisfy shapes/: {first}{more}", where=where, violations=[str(v) for v in violations[:20]]
+            f"does not satisfy shapes/: {first}{more}",
+            where=origins.get(first.focus),
+            violations=[str(v) for v in violations[:20]],
         )
-
-
-def first_origin(origins: Mapping[str, str], keys: Iterable[str]) -> str | None:
-    for k in keys:
-        if k in origins:
-            return origins[k]
-    return None

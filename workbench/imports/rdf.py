@@ -9,23 +9,26 @@ Two kinds of file:
 * **A Workbench export** (it holds the metadata graph). Its quads are taken as they are, after the
   same checks, so export then import into an empty store gives back an isomorphic dataset.
 
-The file is read twice, streaming: once to inspect it (syntax, literals, graphs, names), once
-while it is written. It is never held in memory as Python objects unless it is an export.
+Planning is pure: :func:`plan_rdf` reads the files (syntax, literals, graphs, names), builds the
+metadata and checks it against the shapes, given only the graphs the store held before. So the
+service can run it beside the write of a large file, in another process, and undo the write if
+the plan fails (see :mod:`workbench.imports.landing`). Files are streamed, never held in memory as
+Python objects; only an export's metadata graphs are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyoxigraph as ox
 
 from workbench import literals
-from workbench.errors import Conflict, Invalid, ParseError
+from workbench.errors import Invalid, ParseError
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, SYSTEM_GRAPHS, id_from_iri, record_iri, source_iri
 from workbench.imports.common import (
     AssertionSpec,
-    Plan,
     ProgressFactory,
     SourceSpec,
     assertion_quads,
@@ -36,7 +39,6 @@ from workbench.imports.common import (
 from workbench.model import RecordType
 from workbench.names import name_key
 from workbench.progress import open_counted
-from workbench.store import Batch, FileLoad, Store
 from workbench.vocab import RDF, SKOS, WB
 
 FORMATS = {
@@ -135,126 +137,133 @@ def _line_of(path: Path, lit: ox.Literal) -> str:
     return f"{path}:{best[min(best)]}" if best else str(path)
 
 
-class RdfPlanner:
-    def __init__(self, store: Store, *, actor: str, now: str) -> None:
-        self.store = store
-        self.actor = actor
-        self.now = now
+@dataclass(frozen=True)
+class RdfOptions:
+    """Where plain RDF data came from, and who imports it when."""
 
-    def plan(
-        self,
-        paths: Sequence[Path],
-        *,
-        record_type: RecordType = RecordType.OBSERVATION,
-        source_id: str | None = None,
-        said_by: str | None = None,
-        statement: str | None = None,
-        visible_to: tuple[str, ...] = (),
-        progress: ProgressFactory | None = None,
-    ) -> Plan:
-        activity, activity_quads = new_activity(self.actor, self.now, [str(p) for p in paths])
-        plan = Plan(batch=Batch(), files=tuple(str(p) for p in paths), activity=activity)
-        plain = False
-        for path in paths:
-            fmt = rdf_format(path)
-            found = inspect(path, fmt, progress)
-            if found.system:
-                self._plan_export(path, fmt, found, plan)
-                continue
-            src = SourceSpec(source_id or path.name, said_by or self.actor, locator=str(path), visible_to=visible_to)
-            plain |= self._plan_data(path, fmt, found, plan, src, record_type, statement)
-        if plain:  # an export brings its own provenance; plain data gets this import's
-            plan.batch.quads = activity_quads + plan.batch.quads
-        check_shapes(plan)
-        return plan
+    actor: str
+    now: str
+    record_type: RecordType = RecordType.OBSERVATION
+    source_id: str | None = None
+    said_by: str | None = None
+    statement: str | None = None
+    visible_to: tuple[str, ...] = ()
 
-    def _plan_data(
-        self,
-        path: Path,
-        fmt: ox.RdfFormat,
-        found: _Inspection,
-        plan: Plan,
-        src: SourceSpec,
-        record_type: RecordType,
-        statement: str | None,
-    ) -> bool:
-        targets: list[tuple[ox.NamedNode, str]] = [(g, id_from_iri(g)) for g in sorted(found.graphs, key=str)]
-        to_graph = None
-        if found.default_triples:
-            to_graph = record_iri(src.id)
-            targets.append((to_graph, src.id))
-        existing = self._existing(path, fmt, to_graph, [g for g, _ in targets])
-        new = [(g, i) for g, i in targets if g not in existing]
-        plan.records_unchanged += len(existing)
-        if not new:
-            return False
-        plan.batch.files.append(FileLoad(path, fmt, to_graph))
-        plan.batch.new_graphs.update(g for g, _ in new)
-        plan.batch.quads += source_quads(src)
-        plan.origins.setdefault(source_iri(src.id).value, str(path))
-        for graph, rid in new:
-            plan.origins[graph.value] = f"{path} (graph {graph})"
-            text = statement or f"The triples of {graph.value if graph != to_graph else path.name}."
-            spec = AssertionSpec(
-                iri=graph,
-                id=rid,
-                statement=text,
-                type=record_type,
-                source_id=src.id,
-                said_by=src.said_by,
-                activity=plan.activity,
-                created_at=self.now,
-            )
-            plan.batch.quads += assertion_quads(spec)
-            plan.records_added += 1
-        plan.batch.quads += [
-            ox.Quad(e, WB.nameKey, ox.Literal(k), ENTITIES_GRAPH) for e, k in sorted(found.names, key=str)
-        ]
-        return True
+    def source(self, path: Path) -> SourceSpec:
+        return SourceSpec(
+            self.source_id or path.name, self.said_by or self.actor, locator=str(path), visible_to=self.visible_to
+        )
 
-    def _existing(
-        self, path: Path, fmt: ox.RdfFormat, to_graph: ox.NamedNode | None, graphs: list[ox.NamedNode]
-    ) -> set[ox.NamedNode]:
-        """Graphs of this file the store already holds; each must hold exactly what the file says."""
-        existing = {g for g in graphs if self.store.has_graph(g)}
-        if not existing:
-            return existing
-        wanted: dict[ox.NamedNode, set[ox.Quad]] = {g: set() for g in existing}
-        for quad in ox.parse(path=str(path), format=fmt):
-            g = quad.graph_name
-            if isinstance(g, ox.DefaultGraph) and to_graph is not None:
-                quad = ox.Quad(quad.subject, quad.predicate, quad.object, to_graph)
-                g = to_graph
-            if g in wanted:
-                wanted[g].add(quad)
-        for g, quads in wanted.items():
-            if set(self.store.quads(g)) != quads:
-                raise Conflict(
-                    f"graph {g} is already recorded with other triples; records are never rewritten: "
-                    "import the new triples as a new record that supersedes it",
-                    where=str(path),
-                )
-        return existing
+    def default_graph(self, path: Path) -> ox.NamedNode:
+        """The assertion that receives a file's default-graph triples."""
+        return record_iri(self.source(path).id)
 
-    def _plan_export(self, path: Path, fmt: ox.RdfFormat, found: _Inspection, plan: Plan) -> None:
-        """A Workbench export: every quad as it is; graphs it adds are new, the rest are checked."""
-        quads = list(ox.parse(path=str(path), format=fmt))
-        if found.default_triples:
-            raise Invalid("a Workbench export holds no default-graph triples; this file has some", where=str(path))
-        content = {g for g in found.graphs if g not in SYSTEM_GRAPHS}
-        existing = {g for g in content if self.store.has_graph(g)}
-        by_graph: dict[ox.NamedNode, set[ox.Quad]] = {g: set() for g in existing}
-        for q in quads:
-            if q.graph_name in by_graph:
-                by_graph[q.graph_name].add(q)
-        for g, want in by_graph.items():
-            if set(self.store.quads(g)) != want:
-                raise Conflict(f"graph {g} is already recorded with other triples", where=str(path))
-        # The export's own import activity is kept; this import adds only what is new.
-        plan.batch.quads += quads
-        plan.batch.new_graphs.update(content - existing)
-        plan.records_added += len(content - existing)
-        plan.records_unchanged += len(existing)
-        for q in quads:
-            if q.predicate == RDF.type and q.graph_name == META_GRAPH:
-                plan.origins.setdefault(q.subject.value, str(path))
+
+@dataclass
+class RdfPlan:
+    """What importing some RDF files adds besides the files' own content graphs."""
+
+    activity: ox.NamedNode
+    loose: list[ox.Quad] = field(default_factory=list)  # metadata, names; an export's system graphs
+    new_graphs: set[ox.NamedNode] = field(default_factory=set)
+    # Graphs a file writes that the store already held: each must hold exactly what the file says.
+    # Values: the file, and the graph its default-graph triples go to.
+    existing: dict[ox.NamedNode, tuple[Path, ox.NamedNode]] = field(default_factory=dict)
+    records_added: int = 0
+    records_unchanged: int = 0
+    origins: dict[str, str] = field(default_factory=dict)
+
+
+def plan_rdf(
+    paths: Sequence[Path],
+    options: RdfOptions,
+    graphs_before: frozenset[ox.NamedNode],
+    activity: ox.NamedNode | None = None,
+    progress: ProgressFactory | None = None,
+) -> RdfPlan:
+    """Plan importing RDF files into a store that held ``graphs_before``. Raises, naming file and
+    line, for malformed RDF, literals the store would rewrite, and metadata the shapes refuse."""
+    act, activity_quads = new_activity(options.actor, options.now, [str(p) for p in paths], activity)
+    plan = RdfPlan(activity=act)
+    plain = False
+    for path in paths:
+        fmt = rdf_format(path)
+        found = inspect(path, fmt, progress)
+        if found.system:
+            _plan_export(path, fmt, found, plan, options, graphs_before)
+        else:
+            plain |= _plan_data(path, found, plan, options, graphs_before)
+    if plain:  # an export brings its own provenance; plain data gets this import's
+        plan.loose = activity_quads + plan.loose
+    check_shapes(plan.loose, plan.origins)
+    return plan
+
+
+def _plan_data(
+    path: Path, found: _Inspection, plan: RdfPlan, options: RdfOptions, graphs_before: frozenset[ox.NamedNode]
+) -> bool:
+    src = options.source(path)
+    targets: list[tuple[ox.NamedNode, str]] = [(g, id_from_iri(g)) for g in sorted(found.graphs, key=str)]
+    to_graph = options.default_graph(path)
+    if found.default_triples:
+        targets.append((to_graph, src.id))
+    new = [(g, i) for g, i in targets if g not in graphs_before]
+    plan.existing.update({g: (path, to_graph) for g, _ in targets if g in graphs_before})
+    plan.records_unchanged += len(targets) - len(new)
+    if not new:
+        return False
+    plan.new_graphs.update(g for g, _ in new)
+    plan.loose += source_quads(src)
+    plan.origins.setdefault(source_iri(src.id).value, str(path))
+    for graph, rid in new:
+        plan.origins[graph.value] = f"{path} (graph {graph})"
+        text = options.statement or f"The triples of {graph.value if graph != to_graph else path.name}."
+        spec = AssertionSpec(
+            iri=graph,
+            id=rid,
+            statement=text,
+            type=options.record_type,
+            source_id=src.id,
+            said_by=src.said_by,
+            activity=plan.activity,
+            created_at=options.now,
+        )
+        plan.loose += assertion_quads(spec)
+        plan.records_added += 1
+    plan.loose += [ox.Quad(e, WB.nameKey, ox.Literal(k), ENTITIES_GRAPH) for e, k in sorted(found.names, key=str)]
+    return True
+
+
+def _plan_export(
+    path: Path,
+    fmt: ox.RdfFormat,
+    found: _Inspection,
+    plan: RdfPlan,
+    options: RdfOptions,
+    graphs_before: frozenset[ox.NamedNode],
+) -> None:
+    """A Workbench export: its metadata graphs as they are; its content graphs new or identical."""
+    if found.default_triples:
+        raise Invalid("a Workbench export holds no default-graph triples; this file has some", where=str(path))
+    system = [q for q in ox.parse(path=str(path), format=fmt) if q.graph_name in SYSTEM_GRAPHS]
+    content = {g for g in found.graphs if g not in SYSTEM_GRAPHS}
+    plan.loose += system
+    plan.new_graphs.update(content - graphs_before)
+    plan.existing.update({g: (path, options.default_graph(path)) for g in content & graphs_before})
+    plan.records_added += len(content - graphs_before)
+    plan.records_unchanged += len(content & graphs_before)
+    for q in system:
+        if q.predicate == RDF.type and q.graph_name == META_GRAPH:
+            plan.origins.setdefault(q.subject.value, str(path))
+
+
+def file_graph_quads(path: Path, to_graph: ox.NamedNode, graphs: set[ox.NamedNode]) -> dict[ox.NamedNode, set[ox.Quad]]:
+    """The quads a file puts in each of ``graphs`` (its default graph going to ``to_graph``)."""
+    out: dict[ox.NamedNode, set[ox.Quad]] = {g: set() for g in graphs}
+    for quad in ox.parse(path=str(path), format=rdf_format(path)):
+        g = quad.graph_name
+        if isinstance(g, ox.DefaultGraph):
+            quad, g = ox.Quad(quad.subject, quad.predicate, quad.object, to_graph), to_graph
+        if g in out:
+            out[g].add(quad)
+    return out

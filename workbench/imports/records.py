@@ -94,7 +94,7 @@ class RecordsPlanner:
         plan.batch.quads += [
             ox.Quad(q.subject, WB.status, Status.SUPERSEDED.iri, META_GRAPH) for q in sorted(stale, key=str)
         ]
-        check_shapes(plan)
+        check_shapes(plan.batch.quads, plan.origins)
         return plan
 
     # -------------------------------------------------------------- steps

@@ -12,7 +12,7 @@ is killed in the middle; how is each backend's business.
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -23,6 +23,7 @@ from workbench.progress import Progress as Progress
 
 Term = ox.NamedNode | ox.BlankNode | ox.Literal
 Row = dict[str, Term | None]
+Check = Callable[[], list[ox.Quad]]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Capabilities:
     on_disk: bool
     crash_safe_imports: bool
     bulk_load: bool
+    staged_writes: bool  # can write an import's content before its check passes, and undo it
 
 
 @dataclass(frozen=True)
@@ -46,11 +48,14 @@ class FileLoad:
 
 @dataclass
 class Batch:
-    """What one import adds: loose quads, and whole files loaded into graphs that are all new.
+    """What one import adds: loose quads, and the content of whole files.
 
-    ``new_graphs`` are the graphs this batch creates; undoing the batch drops them and removes
-    ``quads`` and puts ``removals`` back (a status that changed). The importer guarantees that
-    every graph a file writes is in ``new_graphs`` or already holds exactly what the file says.
+    ``quads`` are written as given; ``removals`` are taken out (a status that a correction
+    changes). From ``files``, only quads in graphs the store did not hold before are written:
+    records are never rewritten, and the importer checks that a file's other graphs already hold
+    exactly what it says. ``new_graphs`` names graphs ``quads`` creates, which undoing drops
+    whole. Undoing also drops every graph a file created, removes the other added quads and puts
+    the removals back.
     """
 
     quads: list[ox.Quad] = field(default_factory=list)
@@ -89,12 +94,21 @@ class Store(abc.ABC):
         """Run one SPARQL Update; it lands entirely or not at all."""
 
     @abc.abstractmethod
-    def write(self, batch: Batch, *, progress: Progress | None = None) -> None:
-        """Land an import entirely or not at all, even across a crash."""
+    def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
+        """Land an import entirely or not at all, even across a crash.
+
+        ``check`` finishes the import's plan: it returns more quads to add (metadata), or raises
+        to undo everything. A backend that can stage writes runs it after writing the files'
+        content and before committing, so a plan made in another process overlaps the write.
+        """
 
     @abc.abstractmethod
     def remove(self, quads: Sequence[ox.Quad]) -> None:
         """Remove these quads in one atomic step."""
+
+    @abc.abstractmethod
+    def graph_names(self) -> frozenset[ox.NamedNode]:
+        """Every named graph the store holds."""
 
     @abc.abstractmethod
     def has_graph(self, graph: ox.NamedNode) -> bool:

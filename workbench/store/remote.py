@@ -22,7 +22,7 @@ from typing import IO
 import pyoxigraph as ox
 
 from workbench.errors import Invalid, ParseError, StoreUnavailable
-from workbench.store.base import Batch, Capabilities, Progress, Row, Store, data_block
+from workbench.store.base import Batch, Capabilities, Check, Progress, Row, Store, data_block
 
 DEFAULT_TIMEOUT = 30.0
 # An import is one request; a large one takes the server a while to apply.
@@ -32,7 +32,9 @@ WRITE_TIMEOUT = 600.0
 class RemoteStore(Store):
     """A Workbench store kept in a SPARQL 1.1 server."""
 
-    capabilities = Capabilities(name="remote", on_disk=False, crash_safe_imports=True, bulk_load=False)
+    capabilities = Capabilities(
+        name="remote", on_disk=False, crash_safe_imports=True, bulk_load=False, staged_writes=False
+    )
 
     def __init__(self, url: str, *, update_url: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         base = url.rstrip("/")
@@ -153,13 +155,25 @@ class RemoteStore(Store):
         if quads:
             self.update(f"DELETE DATA {{ {data_block(quads)} }}")
 
-    def write(self, batch: Batch, *, progress: Progress | None = None) -> None:
+    def graph_names(self) -> frozenset[ox.NamedNode]:
+        rows = self.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }")
+        return frozenset(r["g"] for r in rows if isinstance(r["g"], ox.NamedNode))
+
+    def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
+        more = check() if check else []  # a remote write cannot be staged: plan first, then one request
+        before = self.graph_names() if batch.files else frozenset()
         quads = list(batch.quads)
         for load in batch.files:
             for quad in ox.parse(path=str(load.path), format=load.format):
-                if isinstance(quad.graph_name, ox.DefaultGraph) and load.to_graph is not None:
+                g = quad.graph_name
+                if isinstance(g, ox.DefaultGraph):
+                    if load.to_graph is None or load.to_graph in before:
+                        continue
                     quad = ox.Quad(quad.subject, quad.predicate, quad.object, load.to_graph)
+                elif g in before:
+                    continue
                 quads.append(quad)
+        quads += more
         operations = []
         if batch.removals:
             operations.append(f"DELETE DATA {{ {data_block(batch.removals)} }}")
