@@ -246,7 +246,7 @@ class EmbeddedStore(Store):
 
 
 def _crash_point(name: str) -> None:
-    if CRASH_AT == name:
+    if name == CRASH_AT:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
