@@ -51,3 +51,41 @@ def test_visibility_of_rdf_data(wb: Workbench, tmp_path: Path) -> None:
     path.write_bytes(ox.serialize(TRIPLES, format=ox.RdfFormat.TURTLE) or b"")
     wb.import_files([path], source="private-notes", visible_to=["group:family"])
     assert wb.record("private-notes").source.visible_to == ("group:family",)
+
+
+@pytest.fixture(scope="module")
+def big_worlds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A file large enough to be planned beside the write (landing.STAGE_BYTES)."""
+    from workbench import synth
+    from workbench.imports.landing import STAGE_BYTES
+
+    path = tmp_path_factory.mktemp("big") / "worlds.nq"
+    synth.write(path, n_worlds=45, seed=3, fmt="nq")
+    assert path.stat().st_size >= STAGE_BYTES
+    return path
+
+
+def test_a_large_import_is_planned_beside_the_write(wb: Workbench, big_worlds: Path) -> None:
+    report = wb.import_files([big_worlds], record_type="common_sense", source="worlds-45")
+    assert report.records_added == 45
+    assert len(wb.records(record_type="common_sense")) == 45
+    again = wb.import_files([big_worlds], record_type="common_sense", source="worlds-45")
+    assert (again.records_added, again.records_unchanged) == (0, 45)
+
+
+@pytest.mark.parametrize(("tail", "error", "needle"), [
+    (b'<urn:x:s> <urn:x:p> "007"^^<http://www.w3.org/2001/XMLSchema#integer> <urn:x:g> .\n', "Invalid", '"7"'),
+    (b"<urn:x:s> <urn:x:p> this is not n-quads .\n", "ParseError", "worlds.nq"),
+])
+def test_a_large_bad_import_is_undone(wb: Workbench, big_worlds: Path, tmp_path: Path, tail: bytes,
+                                      error: str, needle: str) -> None:
+    from tests.conftest import dump
+    from workbench import errors
+
+    bad = tmp_path / "worlds.nq"
+    bad.write_bytes(big_worlds.read_bytes() + tail)
+    before = dump(wb.store)
+    with pytest.raises(getattr(errors, error)) as info:
+        wb.import_files([bad], record_type="common_sense")
+    assert needle in str(info.value)
+    assert dump(wb.store) == before

@@ -10,10 +10,13 @@ metadata) behind the bulk write: see docs/benchmarks.md.
 
 from __future__ import annotations
 
-import multiprocessing
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from workbench import errors
-from workbench.errors import Conflict, WorkbenchError
+from workbench.errors import Conflict, ParseError, WorkbenchError
 from workbench.ids import activity_iri
 from workbench.imports.common import ProgressFactory
 from workbench.imports.rdf import RdfOptions, RdfPlan, file_graph_quads, plan_rdf, rdf_format
@@ -46,10 +49,16 @@ def import_rdf(store: Store, paths: Sequence[Path], options: RdfOptions, progres
     files = [FileLoad(p, rdf_format(p), options.default_graph(p)) for p in paths]
     size = sum(p.stat().st_size for p in paths)
     if store.capabilities.staged_writes and size >= STAGE_BYTES:
-        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            future = pool.submit(_plan_elsewhere, list(paths), options, before, activity)
-            box: list[RdfPlan] = []
-            _write(store, Batch(files=files), progress, size, check=lambda: _finish(store, _result(future), box))
+        planner = PlanProcess(list(paths), options, before, activity)
+        box: list[RdfPlan] = []
+        try:
+            _write(store, Batch(files=files), progress, size, check=lambda: _finish(store, planner.result(), box))
+        except (SyntaxError, ValueError) as exc:
+            # The writer's own parse failed (and was undone): the plan names file and line.
+            planner.result()
+            raise ParseError(f"malformed RDF: {exc}", where=str(paths[0])) from exc
+        finally:
+            planner.close()
         return Landed(box[0], len(box[0].loose))
     plan = plan_rdf(paths, options, before, activity, progress)
     _verify_existing(store, plan)
@@ -90,6 +99,44 @@ def _verify_existing(store: Store, plan: RdfPlan) -> None:
                 )
 
 
+class PlanProcess:
+    """:func:`plan_rdf` in a child Python process (``python -m workbench.imports.landing DIR``),
+    started now and collected later. A plain subprocess, not multiprocessing: it works the same
+    from the CLI, a script on standard input, or a notebook."""
+
+    def __init__(self, paths: list[Path], options: RdfOptions, before: frozenset[ox.NamedNode],
+                 activity: ox.NamedNode) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="workbench-plan-"))
+        (self.dir / "in.pickle").write_bytes(pickle.dumps((paths, options, before, activity)))
+        self.errors = open(self.dir / "stderr.txt", "wb")  # noqa: SIM115 - closed in close()
+        self.proc = subprocess.Popen([sys.executable, "-m", "workbench.imports.landing", str(self.dir)],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.errors)
+
+    def result(self) -> RdfPlan:
+        """The plan, or the planner's error raised here."""
+        self.proc.wait()
+        out = self.dir / "out.pickle"
+        if not out.exists():
+            detail = (self.dir / "stderr.txt").read_text(errors="replace").strip()[-2000:]
+            raise WorkbenchError(f"the import's planning process failed (exit {self.proc.returncode}): {detail}")
+        outcome = pickle.loads(out.read_bytes())
+        if outcome[0] == "ok":
+            plan: RdfPlan = outcome[1]
+            return plan
+        _, name, message, where, data = outcome
+        cls = getattr(errors, name, WorkbenchError)
+        exc = cls.__new__(cls)
+        WorkbenchError.__init__(exc, message, where=where, **data)
+        raise exc
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.errors.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def _plan_elsewhere(
     paths: list[Path], options: RdfOptions, before: frozenset[ox.NamedNode], activity: ox.NamedNode
 ) -> tuple[Any, ...]:
@@ -101,13 +148,8 @@ def _plan_elsewhere(
         return ("error", type(exc).__name__, exc.message, exc.where, dict(exc.data))
 
 
-def _result(future: Future[tuple[Any, ...]]) -> RdfPlan:
-    outcome = future.result()
-    if outcome[0] == "ok":
-        plan: RdfPlan = outcome[1]
-        return plan
-    _, name, message, where, data = outcome
-    cls = getattr(errors, name, WorkbenchError)
-    exc = cls.__new__(cls)
-    WorkbenchError.__init__(exc, message, where=where, **data)
-    raise exc
+if __name__ == "__main__":
+    work = Path(sys.argv[1])
+    outcome = _plan_elsewhere(*pickle.loads((work / "in.pickle").read_bytes()))
+    (work / "out.part").write_bytes(pickle.dumps(outcome))
+    (work / "out.part").replace(work / "out.pickle")

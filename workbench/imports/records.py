@@ -171,7 +171,6 @@ class RecordsPlanner:
         if problems:
             raise Invalid(problems[0].message, where=rec.where)
         plan.batch.quads += [ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples]
-        plan.batch.new_graphs.add(graph)
 
         src = SourceSpec(
             rec.source.id,

@@ -48,19 +48,11 @@ class FileLoad:
 
 @dataclass
 class Batch:
-    """What one import adds: loose quads, and the content of whole files.
-
-    ``quads`` are written as given; ``removals`` are taken out (a status that a correction
-    changes). From ``files``, only quads in graphs the store did not hold before are written:
-    records are never rewritten, and the importer checks that a file's other graphs already hold
-    exactly what it says. ``new_graphs`` names graphs ``quads`` creates, which undoing drops
-    whole. Undoing also drops every graph a file created, removes the other added quads and puts
-    the removals back.
-    """
+    """What one import adds: loose quads, the content of whole files, and quads it removes
+    (a status that a correction changes). A backend lands all of it or none of it."""
 
     quads: list[ox.Quad] = field(default_factory=list)
     files: list[FileLoad] = field(default_factory=list)
-    new_graphs: set[ox.NamedNode] = field(default_factory=set)
     removals: list[ox.Quad] = field(default_factory=list)
 
     def __len__(self) -> int:

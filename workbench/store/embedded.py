@@ -3,22 +3,27 @@
 Layout of a store directory::
 
     DIR/workbench.json   marks the directory as a Workbench store (format version)
+    DIR/workbench.lock   held (flock) by the one process that has the store open
     DIR/oxigraph/        the RocksDB database
-    DIR/journal.json     present only while an import is landing: its undo log
-    DIR/journal.nq       the loose quads that import adds
+    DIR/checkpoint/      present only while an import is landing: the store as it was before
+    DIR/journal.json     present only while an import is landing: says the checkpoint is valid
 
-Small writes use pyoxigraph transactions (``extend``), which are atomic. Large imports use
-``bulk_load``, which is an order of magnitude faster but writes as it goes; so before an import
-writes anything, it leaves an undo log (the graphs it creates, the quads it adds) fsync'd on disk.
-Opening a store that has a log undoes that import: a kill -9 at any moment leaves the store as it
-was before the import, or with the import complete. The log is made only of things the store did
-not hold before, so undoing it never touches older data.
+Imports must land entirely or not at all, even under kill -9, and large ones must be fast:
+pyoxigraph's ``bulk_load`` is an order of magnitude faster than a transaction but writes as it
+goes. So before an import writes anything, the store takes a RocksDB checkpoint (hard links to
+its immutable files: milliseconds, whatever the size) and then fsyncs ``journal.json``. Removing
+the journal is the commit. If the import fails, or the process dies before the commit, the
+checkpoint replaces the database (at once, or when the store is next opened). See
+docs/decisions/20261130-crash-safe-imports.md.
 """
 
 from __future__ import annotations
 
+import fcntl
+import gc
 import json
 import os
+import shutil
 import signal
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -31,12 +36,12 @@ from workbench.progress import open_counted
 from workbench.store.base import Batch, Capabilities, Check, FileLoad, Progress, Row, Store, data_block
 
 FORMAT_VERSION = 1
-# Above this many loose quads an import goes through bulk loading (measured: a transaction of
-# 1.27M quads takes about 12x longer than bulk_load and twice the memory).
 # Fault injection for the crash tests: WORKBENCH_CRASH_AT=after-content (a write's files are on
 # disk, its metadata not yet) or after-metadata (all written, not yet committed) kills the
 # process there with SIGKILL, so recovery is tested on real partial writes at known points.
 CRASH_AT = os.environ.get("WORKBENCH_CRASH_AT", "")
+# Above these sizes an import is bulk loaded (measured: a transaction of 1.27M quads takes about
+# 12x longer than bulk_load, and twice the memory); below, a transaction avoids writing files.
 BULK_THRESHOLD = 50_000
 BULK_BYTES = 4_000_000
 
@@ -48,11 +53,15 @@ def _fsync_write(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     try:
-        os.fsync(dir_fd)
+        os.fsync(fd)
     finally:
-        os.close(dir_fd)
+        os.close(fd)
 
 
 class EmbeddedStore(Store):
@@ -74,18 +83,26 @@ class EmbeddedStore(Store):
             if self.path.exists() and any(self.path.iterdir()):
                 raise Invalid(f"{self.path} exists and is not an empty directory nor a Workbench store")
             self.path.mkdir(parents=True, exist_ok=True)
+        # Our own lock first: recovery must never run while another process is writing.
+        self._lock = open(self.path / "workbench.lock", "a+b")  # noqa: SIM115 - held until close()
         try:
-            self._db = ox.Store(str(self.path / "oxigraph"))
-        except OSError as exc:
-            if "lock" in str(exc).lower():
-                raise StoreUnavailable(
-                    f"the store at {self.path} is open in another process; "
-                    "use that process's server URL (workbench --endpoint URL) instead"
-                ) from exc
-            raise StoreUnavailable(f"cannot open the store at {self.path}: {exc}") from exc
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock.close()
+            raise StoreUnavailable(
+                f"the store at {self.path} is open in another process; "
+                "use that process's server URL (workbench --endpoint URL) instead"
+            ) from None
+        self.recovered = self._recover()
+        self._db = self._open_db()
         if not marker.exists():
             _fsync_write(marker, json.dumps({"format": FORMAT_VERSION}).encode())
-        self.recovered = self._recover()
+
+    def _open_db(self) -> ox.Store:
+        try:
+            return ox.Store(str(self.path / "oxigraph"))
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot open the store at {self.path}: {exc}") from exc
 
     # ------------------------------------------------------------------ reads
 
@@ -148,101 +165,90 @@ class EmbeddedStore(Store):
         return frozenset(g for g in self._db.named_graphs() if isinstance(g, ox.NamedNode))
 
     def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
-        before = self.graph_names() if batch.files else None
-        fresh = [q for q in batch.quads if q.graph_name in batch.new_graphs or not self._contains(q)]
-        gone = [q for q in batch.removals if self._contains(q)]
-        self._journal_open(batch.new_graphs, before, [q for q in fresh if q.graph_name not in batch.new_graphs], gone)
+        self._checkpoint()
         try:
-            if gone:
-                self.remove(gone)
-            sizes = sum(f.path.stat().st_size for f in batch.files)
-            if len(fresh) < BULK_THRESHOLD and sizes < BULK_BYTES:
-                self._db.extend(fresh + [q for f in batch.files for q in _file_quads(f, before or frozenset(), None)])
-                if progress:
-                    progress(len(fresh) + sizes)
+            if batch.removals:
+                self.remove(batch.removals)
+            if len(batch.quads) < BULK_THRESHOLD:
+                self._db.extend(batch.quads)
             else:
-                self._db.bulk_extend(_counted(fresh, progress))
-                for load in batch.files:
-                    self._db.bulk_extend(_file_quads(load, before or frozenset(), progress))
+                self._db.bulk_extend(_counted(batch.quads, progress))
+            for load in batch.files:
+                self._load(load, progress)
             _crash_point("after-content")
             if check:
-                more = [q for q in check() if not self._contains(q)]
-                self._journal_add(more)
+                more = check()
                 (self._db.extend if len(more) < BULK_THRESHOLD else self._db.bulk_extend)(more)
             self._db.flush()
             _crash_point("after-metadata")
         except BaseException:
-            self._undo()
+            self._restore()
             raise
-        self._journal_close()
+        self._commit()
 
-    def _contains(self, quad: ox.Quad) -> bool:
-        found = self._db.quads_for_pattern(quad.subject, quad.predicate, quad.object, quad.graph_name)
-        return next(iter(found), None) is not None
+    def _load(self, load: FileLoad, progress: Progress | None) -> None:
+        size = load.path.stat().st_size
+        if size < BULK_BYTES:  # a transaction: no new files on disk for a small import
+            self._db.load(path=str(load.path), format=load.format, to_graph=load.to_graph)
+            if progress:
+                progress(size)
+            return
+        reader = open_counted(load.path, progress)
+        try:
+            self._db.bulk_load(reader, load.format, to_graph=load.to_graph)
+        finally:
+            reader.close()
 
-    # ------------------------------------------------------------------ the undo journal
+    # ------------------------------------------------------------------ undo by checkpoint
 
-    def _journal_open(
-        self,
-        new_graphs: set[ox.NamedNode],
-        before: frozenset[ox.NamedNode] | None,
-        added: list[ox.Quad],
-        removed: list[ox.Quad],
-    ) -> None:
-        """Fsync what undoing this write needs, before writing anything. The journal file itself
-        is written last: logs without it are of a write that never started."""
-        _fsync_write(self.path / "journal.nq", ox.serialize(added, format=ox.RdfFormat.N_QUADS) or b"")
-        _fsync_write(self.path / "journal-removed.nq", ox.serialize(removed, format=ox.RdfFormat.N_QUADS) or b"")
-        state = {
-            "new_graphs": sorted(g.value for g in new_graphs),
-            "graphs_before": None if before is None else sorted(g.value for g in before),
-        }
-        _fsync_write(self.path / "journal.json", json.dumps(state).encode())
-
-    def _journal_add(self, added: list[ox.Quad]) -> None:
-        log = self.path / "journal.nq"
-        _fsync_write(log, log.read_bytes() + (ox.serialize(added, format=ox.RdfFormat.N_QUADS) or b""))
-
-    def _journal_close(self) -> None:
-        (self.path / "journal.json").unlink()
-        for name in ("journal.nq", "journal-removed.nq"):
-            (self.path / name).unlink(missing_ok=True)
-
-    def _undo(self) -> None:
-        """Put the store back as it was before the journalled write."""
-        state = json.loads((self.path / "journal.json").read_bytes())
-        doomed = set(state["new_graphs"])
-        if state["graphs_before"] is not None:
-            # Graphs a file created: every graph now present that was not there before. Ask the
-            # quads too, in case a bulk write stopped before it registered a graph's name.
-            now = {g.value for g in self.graph_names()}
-            rows = self._db.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
-            now |= {sol["g"].value for sol in rows}  # type: ignore[union-attr]
-            doomed |= now - set(state["graphs_before"])
-        for g in sorted(doomed):
-            self._db.remove_graph(ox.NamedNode(g))
-        added, removed = (
-            ox.parse(path=str(self.path / n), format=ox.RdfFormat.N_QUADS) for n in ("journal.nq", "journal-removed.nq")
-        )
-        for quad in added:
-            self._db.remove(quad)
-        self._db.extend(list(removed))
+    def _checkpoint(self) -> None:
+        """Keep the store as it is now, then say so in the journal (fsync'd). Before this, nothing
+        was written; after it, anything written can be undone."""
+        checkpoint = self.path / "checkpoint"
+        if checkpoint.exists():  # a checkpoint never committed to a journal: stale
+            shutil.rmtree(checkpoint)
         self._db.flush()
-        self._journal_close()
+        self._db.backup(str(checkpoint))
+        _fsync_dir(self.path)
+        _fsync_write(self.path / "journal.json", json.dumps({"checkpoint": checkpoint.name}).encode())
+
+    def _commit(self) -> None:
+        (self.path / "journal.json").unlink()
+        _fsync_dir(self.path)
+        shutil.rmtree(self.path / "checkpoint", ignore_errors=True)
+
+    def _restore(self) -> None:
+        """Undo the write in progress: put the checkpoint back in place of the database."""
+        del self._db  # pyoxigraph closes the database when its last reference goes
+        gc.collect()
+        self._recover()
+        self._db = self._open_db()
 
     def _recover(self) -> bool:
-        """Undo a write that did not finish (the process died). Returns whether there was one."""
-        if not (self.path / "journal.json").exists():
-            for name in ("journal.nq", "journal-removed.nq"):  # logs of a write that never started
-                (self.path / name).unlink(missing_ok=True)
-            return False
-        self._undo()
-        return True
+        """Put a checkpoint back if a journal says a write did not commit. Returns whether it did.
+        Each step is a rename, so a crash during recovery is recovered from on the next open."""
+        journal, checkpoint = self.path / "journal.json", self.path / "checkpoint"
+        db, old = self.path / "oxigraph", self.path / "oxigraph.undone"
+        undone = journal.exists()
+        if undone:
+            if checkpoint.exists():
+                if db.exists():
+                    shutil.rmtree(old, ignore_errors=True)
+                    db.rename(old)
+                checkpoint.rename(db)
+                _fsync_dir(self.path)
+            journal.unlink()
+            _fsync_dir(self.path)
+        shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(checkpoint, ignore_errors=True)
+        return undone
 
     def close(self) -> None:
         if getattr(self, "_db", None) is not None:
             self._db.flush()
             del self._db
+        if not self._lock.closed:
+            self._lock.close()
 
 
 def _crash_point(name: str) -> None:
@@ -257,18 +263,3 @@ def _counted(quads: list[ox.Quad], progress: Progress | None) -> Iterator[ox.Qua
         yield quad
 
 
-def _file_quads(load: FileLoad, skip: frozenset[ox.NamedNode], progress: Progress | None) -> Iterator[ox.Quad]:
-    """A file's quads, its default graph moved into ``load.to_graph``, leaving out graphs in
-    ``skip`` (the store held them before); reports bytes read."""
-    reader = open_counted(load.path, progress)
-    try:
-        for quad in ox.parse(reader, load.format):
-            g = quad.graph_name
-            if isinstance(g, ox.DefaultGraph):
-                if load.to_graph is None or load.to_graph in skip:
-                    continue
-                yield ox.Quad(quad.subject, quad.predicate, quad.object, load.to_graph)
-            elif g not in skip:
-                yield quad
-    finally:
-        reader.close()
