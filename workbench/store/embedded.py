@@ -193,6 +193,9 @@ class EmbeddedStore(Store):
             if progress:
                 progress(size)
             return
+        if progress is None:
+            self._db.bulk_load(path=str(load.path), format=load.format, to_graph=load.to_graph)
+            return
         reader = open_counted(load.path, progress)
         try:
             self._db.bulk_load(reader, load.format, to_graph=load.to_graph)
