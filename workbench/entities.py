@@ -8,17 +8,17 @@ records that it undid the merge. Resolution follows merges to the entity kept.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Mapping
 
 import pyoxigraph as ox
 
+from workbench.acts import activity
 from workbench.errors import Ambiguous, Conflict, Invalid, NotFound
-from workbench.ids import ENTITIES_GRAPH, activity_iri, agent_iri, entity_iri, entity_slug
+from workbench.ids import ENTITIES_GRAPH, entity_iri, entity_slug
 from workbench.model import Entity, Resolution
 from workbench.names import name_key
 from workbench.store import Store
-from workbench.vocab import OWL, PREFIXES, PROV, RDF, RDFS, SKOS, WB, XSD
+from workbench.vocab import OWL, PREFIXES, PROV, RDF, SKOS, WB
 
 
 def literal(text: str) -> str:
@@ -103,23 +103,10 @@ def entity_quads(iri: ox.NamedNode, name: str, activity: ox.NamedNode, lang: str
     ]
 
 
-def _act(kind: str, actor: str, now: str) -> tuple[ox.NamedNode, list[ox.Quad]]:
-    act = activity_iri(kind, f"{now}/{uuid.uuid4().hex[:8]}")
-    who = agent_iri(actor)
-    g = ENTITIES_GRAPH
-    return act, [
-        ox.Quad(act, PROV.wasAssociatedWith, who, g),
-        ox.Quad(act, PROV.startedAtTime, ox.Literal(now, datatype=XSD.dateTime), g),
-        ox.Quad(who, RDF.type, PROV.Agent, g),
-        ox.Quad(who, RDFS.label, ox.Literal(actor), g),
-    ]
-
-
 def add(store: Store, name: str, *, actor: str, now: str, lang: str | None = None) -> ox.NamedNode:
     """Register a new entity under a name, even if the name is already taken (then it is ambiguous)."""
-    act, quads = _act("entity", actor, now)
+    act, quads = activity("entity", PROV.Activity, actor=actor, now=now, graph=ENTITIES_GRAPH)
     iri = mint(store, name, set())
-    quads += [ox.Quad(act, RDF.type, PROV.Activity, ENTITIES_GRAPH)]
     quads += entity_quads(iri, name, act, lang)
     store.apply(insert=quads)
     return iri
@@ -140,11 +127,10 @@ def add_alias(store: Store, ref: str, alias: str, *, actor: str, now: str, lang:
         )
     if current.value in bound:
         return iri  # already a name of this entity: nothing to register
-    act, quads = _act("alias", actor, now)
+    act, quads = activity("alias", WB.AliasRegistration, actor=actor, now=now, graph=ENTITIES_GRAPH)
     label = ox.Literal(alias, language=lang) if lang else ox.Literal(alias)
     g = ENTITIES_GRAPH
     quads += [
-        ox.Quad(act, RDF.type, WB.AliasRegistration, g),
         ox.Quad(act, WB.aliasOf, iri, g),
         ox.Quad(act, WB.alias, label, g),
         ox.Quad(iri, SKOS.altLabel, label, g),
@@ -168,15 +154,11 @@ def merge(store: Store, keep: str, other: str, *, actor: str, now: str, reason: 
     merged = canonical(store, entity_ref(store, other))
     if kept == merged:
         raise Conflict(f"{kept} and {merged} are already the same entity")
-    if not reason.strip():
-        raise Invalid("a merge needs a reason")
-    act, quads = _act("merge", actor, now)
+    act, quads = activity("merge", WB.Merge, actor=actor, now=now, graph=ENTITIES_GRAPH, reason=reason)
     g = ENTITIES_GRAPH
     quads += [
-        ox.Quad(act, RDF.type, WB.Merge, g),
         ox.Quad(act, WB.mergedEntity, merged, g),
         ox.Quad(act, WB.mergedInto, kept, g),
-        ox.Quad(act, WB.reason, ox.Literal(reason), g),
         ox.Quad(merged, OWL.sameAs, kept, g),
     ]
     store.apply(insert=quads)
@@ -208,12 +190,10 @@ def split(store: Store, ref: str, *, actor: str, now: str, reason: str) -> ox.Na
     if not rows:
         raise Conflict(f"{iri} is not merged into another entity; nothing to split")
     merge_act, into = rows[0]["m"], rows[0]["into"]
-    act, quads = _act("split", actor, now)
+    act, quads = activity("split", WB.Split, actor=actor, now=now, graph=ENTITIES_GRAPH, reason=reason)
     g = ENTITIES_GRAPH
     quads += [
-        ox.Quad(act, RDF.type, WB.Split, g),
         ox.Quad(act, WB.undoes, merge_act, g),  # type: ignore[arg-type]
-        ox.Quad(act, WB.reason, ox.Literal(reason), g),
     ]
     store.apply(insert=quads, delete=[ox.Quad(iri, OWL.sameAs, into, g)])  # type: ignore[arg-type]
     return act

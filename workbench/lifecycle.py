@@ -8,13 +8,11 @@ gave) and leaves a content-free tombstone: what kind of thing, who, when, why.
 
 from __future__ import annotations
 
-import uuid
-
 import pyoxigraph as ox
 
+from workbench.acts import activity, agent_quads
 from workbench.errors import Conflict, Invalid, NotFound
-from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, activity_iri, agent_iri, record_iri
-from workbench.imports.common import agent_quads
+from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, agent_iri, record_iri
 from workbench.model import Status, Tombstone
 from workbench.names import name_key
 from workbench.records import get
@@ -32,18 +30,6 @@ def _status(store: Store, iri: ox.NamedNode, record_id: str) -> ox.NamedNode:
     return rows[0]["s"]  # type: ignore[return-value]
 
 
-def _activity(kind: str, actor: str, now: str, reason: str, graph: ox.NamedNode) -> tuple[ox.NamedNode, list[ox.Quad]]:
-    if not reason.strip():
-        raise Invalid(f"a {kind} needs a reason")
-    act = activity_iri(kind, f"{now}/{uuid.uuid4().hex[:8]}")
-    return act, [
-        ox.Quad(act, PROV.wasAssociatedWith, agent_iri(actor), graph),
-        ox.Quad(act, PROV.startedAtTime, ox.Literal(now, datatype=XSD.dateTime), graph),
-        ox.Quad(act, WB.reason, ox.Literal(reason), graph),
-        *agent_quads(actor, graph),
-    ]
-
-
 def supersede(store: Store, old_id: str, new_id: str, *, actor: str, now: str, reason: str) -> None:
     """Mark ``old_id`` superseded by ``new_id`` (both recorded). Raises Conflict on a cycle or a
     record that is not active."""
@@ -56,10 +42,9 @@ def supersede(store: Store, old_id: str, new_id: str, *, actor: str, now: str, r
             raise Conflict(f"record {rid!r} is {Status.from_iri(status.value).value}, not active")
     if store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {old} wb:supersedes+ {new} }} }}"):
         raise Conflict(f"record {old_id!r} already supersedes {new_id!r}; that would be a cycle")
-    act, quads = _activity("supersession", actor, now, reason, META_GRAPH)
+    act, quads = activity("supersession", WB.Supersession, actor=actor, now=now, graph=META_GRAPH, reason=reason)
     g = META_GRAPH
     quads += [
-        ox.Quad(act, RDF.type, WB.Supersession, g),
         ox.Quad(act, PROV.used, old, g),
         ox.Quad(act, PROV.used, new, g),
         ox.Quad(new, WB.supersedes, old, g),
@@ -73,10 +58,9 @@ def retract(store: Store, record_id: str, *, actor: str, now: str, reason: str) 
     iri = record_iri(record_id)
     if _status(store, iri, record_id) != Status.ACTIVE.iri:
         raise Conflict(f"record {record_id!r} is not active")
-    act, quads = _activity("retraction", actor, now, reason, META_GRAPH)
+    act, quads = activity("retraction", PROV.Activity, actor=actor, now=now, graph=META_GRAPH, reason=reason)
     g = META_GRAPH
     quads += [
-        ox.Quad(act, RDF.type, PROV.Activity, g),
         ox.Quad(act, PROV.used, iri, g),
         ox.Quad(iri, WB.status, WB.Retracted, g),
     ]

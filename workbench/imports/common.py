@@ -6,7 +6,6 @@ written; then one :class:`workbench.store.Batch` lands atomically.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -14,11 +13,12 @@ from typing import Protocol
 import pyoxigraph as ox
 
 from workbench import literals, shapes
+from workbench.acts import agent_quads
 from workbench.errors import Invalid
-from workbench.ids import ENTITIES_GRAPH, META_GRAPH, activity_iri, agent_iri, source_iri
+from workbench.ids import ENTITIES_GRAPH, META_GRAPH, agent_iri, source_iri
 from workbench.model import RecordType, Status
 from workbench.store import Batch
-from workbench.vocab import DCTERMS, PROV, RDF, RDFS, WB, XSD
+from workbench.vocab import DCTERMS, PROV, RDF, WB, XSD
 
 
 class Bar(Protocol):
@@ -48,30 +48,6 @@ def dt_literal(value: str) -> ox.Literal:
     """An xsd:date or xsd:dateTime literal from an ISO 8601 text, in the store's canonical form
     (a date in a JSON field is a value, not a spelling: +00:00 is kept as Z)."""
     return literals.canonical(ox.Literal(value, datatype=XSD.dateTime if "T" in value else XSD.date))
-
-
-def new_activity(
-    actor: str, now: str, files: Iterable[str], act: ox.NamedNode | None = None
-) -> tuple[ox.NamedNode, list[ox.Quad]]:
-    """An import activity (a new IRI unless given) and the quads that describe it."""
-    act = act or activity_iri("import", f"{now}/{uuid.uuid4().hex[:8]}")
-    who = agent_iri(actor)
-    g = META_GRAPH
-    quads = [
-        ox.Quad(act, RDF.type, WB.Import, g),
-        ox.Quad(act, PROV.wasAssociatedWith, who, g),
-        ox.Quad(act, PROV.startedAtTime, ox.Literal(now, datatype=XSD.dateTime), g),
-        *agent_quads(actor),
-    ]
-    quads += [ox.Quad(act, PROV.used, ox.Literal(name), g) for name in files]
-    return act, quads
-
-
-def agent_quads(name: str, graph: ox.NamedNode = META_GRAPH) -> list[ox.Quad]:
-    """A person, group or model (``model:NAME``) as a PROV agent."""
-    who = agent_iri(name)
-    kind = PROV.SoftwareAgent if name.startswith("model:") else PROV.Agent
-    return [ox.Quad(who, RDF.type, kind, graph), ox.Quad(who, RDFS.label, ox.Literal(name), graph)]
 
 
 @dataclass(frozen=True)

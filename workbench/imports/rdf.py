@@ -25,6 +25,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from workbench import literals
+from workbench.acts import import_activity
 from workbench.errors import Invalid, ParseError
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, SYSTEM_GRAPHS, id_from_iri, record_iri, source_iri
 from workbench.imports.common import (
@@ -33,7 +34,6 @@ from workbench.imports.common import (
     SourceSpec,
     assertion_quads,
     check_shapes,
-    new_activity,
     source_quads,
 )
 from workbench.model import RecordType
@@ -183,7 +183,7 @@ def plan_rdf(
 ) -> RdfPlan:
     """Plan importing RDF files into a store that held ``graphs_before``. Raises, naming file and
     line, for malformed RDF, literals the store would rewrite, and metadata the shapes refuse."""
-    act, activity_quads = new_activity(options.actor, options.now, [str(p) for p in paths], activity)
+    act, activity_quads = import_activity(options.actor, options.now, [str(p) for p in paths], activity)
     plan = RdfPlan(activity=act)
     plain = False
     for path in paths:

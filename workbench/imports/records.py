@@ -16,6 +16,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from workbench import entities, jsonl, literals
+from workbench.acts import import_activity
 from workbench.errors import Conflict, Invalid
 from workbench.ids import AUDIT_GRAPH, META_GRAPH, record_iri, source_iri
 from workbench.imports.common import (
@@ -24,7 +25,6 @@ from workbench.imports.common import (
     SourceSpec,
     assertion_quads,
     check_shapes,
-    new_activity,
     source_quads,
 )
 from workbench.model import Status
@@ -74,7 +74,7 @@ class RecordsPlanner:
                     raise Invalid(f"record id {rec.id!r} is also used at {seen[rec.id]}", where=rec.where)
                 seen[rec.id] = rec.where
                 records.append(rec)
-        activity, quads = new_activity(self.actor, self.now, [str(p) for p in paths])
+        activity, quads = import_activity(self.actor, self.now, [str(p) for p in paths])
         plan = Plan(batch=Batch(quads=quads), files=tuple(str(p) for p in paths), activity=activity)
         todo = self._new_records(records, plan)
         if not todo:

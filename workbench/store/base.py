@@ -19,6 +19,7 @@ from typing import IO
 
 import pyoxigraph as ox
 
+from workbench.errors import Invalid
 from workbench.progress import Progress as Progress
 
 Term = ox.NamedNode | ox.BlankNode | ox.Literal
@@ -66,12 +67,23 @@ class Store(abc.ABC):
     location: str  # where the store is, for people: a directory or a URL
 
     @abc.abstractmethod
+    def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+        """The answer to a SPARQL query, as the backend's engine gives it."""
+
     def select(self, query: str) -> list[Row]:
         """Rows of a SPARQL SELECT, each a dict from variable name to term (None if unbound)."""
+        result = self._answer(query)
+        if not isinstance(result, ox.QuerySolutions):
+            raise Invalid("expected a SELECT query")
+        names = [v.value for v in result.variables]
+        return [{n: sol[n] for n in names} for sol in result]
 
-    @abc.abstractmethod
     def ask(self, query: str) -> bool:
         """The answer of a SPARQL ASK."""
+        result = self._answer(query)
+        if not isinstance(result, ox.QueryBoolean):
+            raise Invalid("expected an ASK query")
+        return bool(result)
 
     @abc.abstractmethod
     def construct(self, query: str) -> list[ox.Triple]:

@@ -33,7 +33,7 @@ import pyoxigraph as ox
 
 from workbench.errors import Invalid, NotFound, ParseError, StoreUnavailable
 from workbench.progress import open_counted
-from workbench.store.base import Batch, Capabilities, Check, FileLoad, Progress, Row, Store, data_block
+from workbench.store.base import Batch, Capabilities, Check, FileLoad, Progress, Store, data_block
 
 FORMAT_VERSION = 1
 # Fault injection for the crash tests: WORKBENCH_CRASH_AT=after-content (a write's files are on
@@ -106,33 +106,20 @@ class EmbeddedStore(Store):
 
     # ------------------------------------------------------------------ reads
 
-    def _query(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+    def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         try:
             return self._db.query(query)
         except SyntaxError as exc:
             raise ParseError(f"SPARQL syntax error: {exc}") from exc
 
-    def select(self, query: str) -> list[Row]:
-        result = self._query(query)
-        if not isinstance(result, ox.QuerySolutions):
-            raise Invalid("expected a SELECT query")
-        names = [v.value for v in result.variables]
-        return [{n: sol[n] for n in names} for sol in result]
-
-    def ask(self, query: str) -> bool:
-        result = self._query(query)
-        if not isinstance(result, ox.QueryBoolean):
-            raise Invalid("expected an ASK query")
-        return bool(result)
-
     def construct(self, query: str) -> list[ox.Triple]:
-        result = self._query(query)
+        result = self._answer(query)
         if not isinstance(result, ox.QueryTriples):
             raise Invalid("expected a CONSTRUCT or DESCRIBE query")
         return list(result)
 
     def query_raw(self, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat) -> bytes:
-        result = self._query(query)
+        result = self._answer(query)
         if isinstance(result, ox.QueryTriples):
             return result.serialize(format=graph) or b""
         return result.serialize(format=results) or b""

@@ -22,7 +22,7 @@ from typing import IO
 import pyoxigraph as ox
 
 from workbench.errors import Invalid, ParseError, StoreUnavailable
-from workbench.store.base import Batch, Capabilities, Check, Progress, Row, Store, data_block
+from workbench.store.base import Batch, Capabilities, Check, Progress, Store, data_block
 
 DEFAULT_TIMEOUT = 30.0
 # An import is one request; a large one takes the server a while to apply.
@@ -49,7 +49,7 @@ class RemoteStore(Store):
         self.timeout = timeout
         self.location = self.query_url
         # Fail now, clearly, if nothing that speaks SPARQL is there.
-        if not isinstance(self._results("ASK {}"), ox.QueryBoolean):
+        if not isinstance(self._answer("ASK {}"), ox.QueryBoolean):
             raise StoreUnavailable(f"the server at {self.query_url} does not answer SPARQL queries as expected")
 
     # ------------------------------------------------------------------ HTTP
@@ -99,7 +99,7 @@ class RemoteStore(Store):
             raise StoreUnavailable(f"the SPARQL server at {url} answered {status}: {detail}")
         return data
 
-    def _results(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean:
+    def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean:
         data = self._post(self.query_url, query.encode(), "application/sparql-query", "application/sparql-results+json")
         try:
             parsed = ox.parse_query_results(data, ox.QueryResultsFormat.JSON)
@@ -108,19 +108,6 @@ class RemoteStore(Store):
         return parsed
 
     # ------------------------------------------------------------------ reads
-
-    def select(self, query: str) -> list[Row]:
-        result = self._results(query)
-        if not isinstance(result, ox.QuerySolutions):
-            raise Invalid("expected a SELECT query")
-        names = [v.value for v in result.variables]
-        return [{n: sol[n] for n in names} for sol in result]
-
-    def ask(self, query: str) -> bool:
-        result = self._results(query)
-        if not isinstance(result, ox.QueryBoolean):
-            raise Invalid("expected an ASK query")
-        return bool(result)
 
     def construct(self, query: str) -> list[ox.Triple]:
         data = self._post(self.query_url, query.encode(), "application/sparql-query", "application/n-triples")
