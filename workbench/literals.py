@@ -53,7 +53,7 @@ def check(literals: Iterable[ox.Literal]) -> list[LiteralProblem]:
     predicates = [ox.NamedNode(f"urn:wb:probe:p{i}") for i in range(len(distinct))]
     probe.extend(ox.Quad(_PROBE_S, p, lit) for p, lit in zip(predicates, distinct, strict=True))
     for p, lit in zip(predicates, distinct, strict=True):
-        ill = _ill_typed(lit)
+        ill = ill_typed(lit)
         if ill:
             problems.append(LiteralProblem(lit, f"{lit} is not a valid {_short(lit.datatype)}"))
             continue
@@ -77,7 +77,7 @@ def _short(dt: ox.NamedNode) -> str:
     return "xsd:" + dt.value[len(_XSD_NS) :] if dt.value.startswith(_XSD_NS) else str(dt)
 
 
-def _ill_typed(lit: ox.Literal) -> bool:
+def ill_typed(lit: ox.Literal) -> bool:
     # rdflib knows the lexical spaces of the XSD types; silence its complaints while it checks.
     logger = logging.getLogger("rdflib.term")
     level = logger.level

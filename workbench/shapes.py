@@ -1,7 +1,9 @@
 """SHACL validation of what an import brings in, against the shapes in ``shapes/``.
 
-pySHACL runs the shapes over the import's metadata (assertions, sources, entities) before anything
-lands; a violation stops the import and names the record, the field and the constraint.
+The shapes run over the import's metadata (assertions, sources, entities) before it commits; a
+violation stops the import and names the record, the field and the constraint. They run on
+:mod:`workbench.shacl_core` when it knows every construct the shapes use (about 30x faster), else
+on pySHACL, the reference implementation; tests check that both give the same verdicts.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pathlib import Path
 import pyoxigraph as ox
 import rdflib
 from pyshacl import validate as shacl_validate
+
+from workbench import shacl_core
 
 SHAPES_DIR = Path(__file__).resolve().parent.parent / "shapes"
 SH = rdflib.Namespace("http://www.w3.org/ns/shacl#")
@@ -46,8 +50,30 @@ def to_rdflib(quads: Iterable[ox.Quad]) -> rdflib.Graph:
     return graph
 
 
+@functools.cache
+def compiled() -> shacl_core.Shapes | None:
+    """The shapes compiled for the fast evaluator, or None if they use what it does not know."""
+    triples: list[ox.Quad] = []
+    for path in sorted(SHAPES_DIR.glob("*.ttl")):
+        triples += ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
+    try:
+        return shacl_core.Shapes(triples)
+    except shacl_core.UnknownConstruct:
+        return None
+
+
 def validate(quads: Iterable[ox.Quad]) -> list[Violation]:
     """Violations of the shapes by these quads' triples, sorted; empty when they conform."""
+    quads = list(quads)
+    fast = compiled()
+    if fast is None:
+        return validate_with_pyshacl(quads)
+    out = {Violation(r.focus, r.path, r.message) for r in fast.validate(quads)}
+    return sorted(out, key=lambda v: (v.focus, v.path or "", v.message))
+
+
+def validate_with_pyshacl(quads: Iterable[ox.Quad]) -> list[Violation]:
+    """The same, by pySHACL: the reference the fast evaluator is tested against."""
     data = to_rdflib(quads)
     conforms, report, _ = shacl_validate(data, shacl_graph=shapes_graph(), advanced=True, allow_warnings=True)
     if conforms:
