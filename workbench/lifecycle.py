@@ -74,7 +74,7 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str) ->
     if not reason.strip():
         raise Invalid("an erasure needs a reason")
     record = get(store, record_id)
-    doomed = [q for q in store.quads(META_GRAPH) if q.subject == iri]
+    doomed = _described(store, iri)
     doomed += _orphan_source(store, iri)
     doomed += _orphan_names(store, iri)
     g = AUDIT_GRAPH
@@ -91,6 +91,12 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str) ->
     return Tombstone(iri=iri.value, kind=kind, erased_by=actor, erased_at=now, reason=reason)
 
 
+def _described(store: Store, node: ox.NamedNode) -> list[ox.Quad]:
+    """The metadata quads whose subject is ``node``."""
+    rows = store.select(f"SELECT ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ {node} ?p ?o }} }}")
+    return [ox.Quad(node, r["p"], r["o"], META_GRAPH) for r in rows]  # type: ignore[arg-type]
+
+
 def _orphan_source(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
     """The quads of this record's sources that no other record uses (they hold the source text)."""
     rows = store.select(
@@ -100,7 +106,7 @@ def _orphan_source(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
     )
     out: list[ox.Quad] = []
     for row in rows:
-        out += [q for q in store.quads(META_GRAPH) if q.subject == row["src"]]
+        out += _described(store, row["src"])  # type: ignore[arg-type]
     return out
 
 
