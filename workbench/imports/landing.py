@@ -30,6 +30,7 @@ from workbench.ids import activity_iri
 from workbench.imports.common import ProgressFactory
 from workbench.imports.rdf import RdfOptions, RdfPlan, file_graph_quads, plan_rdf, rdf_format
 from workbench.store import Batch, FileLoad, Store
+from workbench.store.base import Check
 
 # Files at least this large (in all) are planned beside the write when the store can stage.
 STAGE_BYTES = 4_000_000
@@ -69,7 +70,7 @@ def import_rdf(store: Store, paths: Sequence[Path], options: RdfOptions, progres
     return Landed(plan, len(plan.loose))
 
 
-def _write(store: Store, batch: Batch, progress: ProgressFactory | None, size: int, check: Any) -> None:
+def _write(store: Store, batch: Batch, progress: ProgressFactory | None, size: int, check: Check) -> None:
     bar = progress("importing", size) if progress else None
     try:
         store.write(batch, progress=bar.update if bar else None, check=check)
