@@ -107,3 +107,14 @@ def test_binding_is_exact_over_many_names(tmp_path_factory: pytest.TempPathFacto
         assert wb.resolve(name.upper() if name.upper().casefold() == name.casefold() else name).outcome == "bound"
         expected = "bound" if name_key(other) == name_key(name) else "unknown"
         assert wb.resolve(other).outcome == expected
+
+
+def test_split_by_the_merged_entitys_name(wb: Workbench) -> None:
+    wb.add_entity("Bombay")
+    mumbai = wb.add_entity("Mumbai")
+    wb.merge("Mumbai", "Bombay", reason="renamed city")
+    assert wb.resolve("bombay").entities == (mumbai.value,)
+    wb.split("Bombay", reason="keep the historical name apart")
+    assert wb.resolve("bombay").entities == ("urn:wb:entity:bombay",)
+    with pytest.raises(NotFound):
+        wb.split("Nowhere", reason="no such name")

@@ -13,6 +13,10 @@ from workbench.model import Record, Status
 from workbench.service import Workbench
 
 
+def _write_record(path: Path, record: dict[str, object]) -> None:
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+
+
 def _ids(records: list[Record]) -> list[str]:
     return [r.id for r in records]
 
@@ -59,19 +63,13 @@ def test_weight_logged_three_times_is_three_dated_states(sample: Workbench) -> N
 
 def test_supersede_command_links_records_and_attributes_the_act(sample: Workbench, tmp_path: Path) -> None:
     fix = tmp_path / "fix.jsonl"
-    fix.write_text(
-        json.dumps(
-            {
-                "id": "m-pref-2",
-                "statement": "Use British English in my writing.",
-                "type": "preference",
-                "about": ["me"],
-                "source": {"id": "chat-2026-11-01#1", "said_by": "me"},
-            }
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    _write_record(fix, {
+        "id": "m-pref-2",
+        "statement": "Use British English in my writing.",
+        "type": "preference",
+        "about": ["me"],
+        "source": {"id": "chat-2026-11-01#1", "said_by": "me"},
+    })
     sample.import_files([fix])
     sample.supersede("m-pref-1", "m-pref-2", reason="I moved to London")
     assert _ids(sample.records(record_type="preference")) == ["m-pref-2"]
@@ -101,20 +99,14 @@ def test_retracted_records_leave_normal_reads_but_not_the_audit(sample: Workbenc
 
 def test_superseding_a_superseded_record_in_an_import_is_refused(sample: Workbench, tmp_path: Path) -> None:
     bad = tmp_path / "late.jsonl"
-    bad.write_text(
-        json.dumps(
-            {
-                "id": "d-late",
-                "statement": "Another region rule.",
-                "type": "decision",
-                "about": ["Project Atlas"],
-                "supersedes": "d-atlas-region-1",
-                "source": {"id": "late", "said_by": "me"},
-            }
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    _write_record(bad, {
+        "id": "d-late",
+        "statement": "Another region rule.",
+        "type": "decision",
+        "about": ["Project Atlas"],
+        "supersedes": "d-atlas-region-1",
+        "source": {"id": "late", "said_by": "me"},
+    })
     before = dump(sample.store)
     with pytest.raises(Conflict, match="late.jsonl:1"):
         sample.import_files([bad])

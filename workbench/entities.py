@@ -26,31 +26,35 @@ def literal(text: str) -> str:
     return str(ox.Literal(text))
 
 
-def resolve_keys(store: Store, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """For each name key, the entities it binds to after following merges (sorted IRIs).
+def _matches(store: Store, keys: Iterable[str]) -> list[tuple[str, str, str]]:
+    """(key, entity carrying the name, entity it binds to after following merges) for each key.
 
     A name binds through a ``wb:nameKey`` in the entities graph, or through a SKOS label that is
     already its own key (imports add a key only where the label differs from it, which keeps
     bulk common sense with hundreds of thousands of names cheap to load).
     """
     keys = sorted(set(keys))
-    out: dict[str, tuple[str, ...]] = {k: () for k in keys}
+    out: list[tuple[str, str, str]] = []
     for start in range(0, len(keys), 500):
-        chunk = keys[start : start + 500]
-        values = " ".join(literal(k) for k in chunk)
+        values = " ".join(literal(k) for k in keys[start : start + 500])
         rows = store.select(
-            PREFIXES + f"SELECT DISTINCT ?k ?c WHERE {{ VALUES ?k {{ {values} }} "
+            PREFIXES + f"SELECT DISTINCT ?k ?e ?c WHERE {{ VALUES ?k {{ {values} }} "
             f"{{ GRAPH {ENTITIES_GRAPH} {{ ?e wb:nameKey ?k }} }} "
             "UNION { GRAPH ?g { ?e skos:prefLabel ?k } } UNION { GRAPH ?g { ?e skos:altLabel ?k } } "
             f"OPTIONAL {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs+ ?m . FILTER NOT EXISTS {{ ?m owl:sameAs ?d }} }} }} "
             "BIND(COALESCE(?m, ?e) AS ?c) }"
         )
-        found: dict[str, set[str]] = {}
-        for row in rows:
-            found.setdefault(row["k"].value, set()).add(row["c"].value)  # type: ignore[union-attr]
-        for k, iris in found.items():
-            out[k] = tuple(sorted(iris))
+        out += [(r["k"].value, r["e"].value, r["c"].value) for r in rows]  # type: ignore[union-attr]
     return out
+
+
+def resolve_keys(store: Store, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """For each name key, the entities it binds to after following merges (sorted IRIs)."""
+    keys = sorted(set(keys))
+    found: dict[str, set[str]] = {k: set() for k in keys}
+    for key, _, bound in _matches(store, keys):
+        found[key].add(bound)
+    return {k: tuple(sorted(iris)) for k, iris in found.items()}
 
 
 def resolve(store: Store, name: str) -> Resolution:
@@ -171,17 +175,15 @@ def split(store: Store, ref: str, *, actor: str, now: str, reason: str) -> ox.Na
     if text.startswith(("urn:", "http://", "https://")):
         iri = ox.NamedNode(text)
     else:
-        res = resolve_keys(store, [name_key(ref)])[name_key(ref)]
-        rows = store.select(
-            PREFIXES
-            + f"SELECT DISTINCT ?e WHERE {{ GRAPH {ENTITIES_GRAPH} {{ ?e wb:nameKey {literal(name_key(ref))} ; "
-            "owl:sameAs ?x } }"
-        )
-        if not rows and not res:
+        # A merged entity no longer binds by name (its names lead to the one kept): find the
+        # entities that carry the name and were merged away.
+        carriers = _matches(store, [name_key(ref)])
+        merged = sorted({e for _, e, bound in carriers if e != bound})
+        if not carriers:
             raise NotFound(f"no entity is named {ref!r}")
-        if len(rows) != 1:
-            raise Invalid(f"name the merged entity by its IRI; {ref!r} names {len(rows)} merged entities")
-        iri = rows[0]["e"]  # type: ignore[assignment]
+        if len(merged) != 1:
+            raise Invalid(f"name the merged entity by its IRI; {ref!r} names {len(merged)} merged entities")
+        iri = ox.NamedNode(merged[0])
     rows = store.select(
         PREFIXES + f"SELECT ?m ?into WHERE {{ GRAPH {ENTITIES_GRAPH} {{ {iri} owl:sameAs ?into . "
         f"?m a wb:Merge ; wb:mergedEntity {iri} ; wb:mergedInto ?into . "

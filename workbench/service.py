@@ -28,7 +28,7 @@ import pyoxigraph as ox
 from workbench import entities, lifecycle, records
 from workbench.errors import Invalid, Unsupported
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH
-from workbench.imports.common import ProgressFactory
+from workbench.imports.common import ProgressFactory, write_batch
 from workbench.imports.landing import import_rdf
 from workbench.imports.rdf import FORMATS, RdfOptions
 from workbench.imports.records import RecordsPlanner
@@ -174,12 +174,7 @@ class Workbench:
             )
         plan = RecordsPlanner(self.store, actor=self.user, now=now).plan(jsonl)
         if len(plan.batch):
-            bar = progress("writing", len(plan.batch.quads)) if progress else None
-            try:
-                self.store.write(plan.batch, progress=bar.update if bar else None)
-            finally:
-                if bar:
-                    bar.close()
+            write_batch(self.store, plan.batch, progress, len(plan.batch.quads))
         return ImportReport(
             files=plan.files,
             records_added=plan.records_added,

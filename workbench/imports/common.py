@@ -17,7 +17,8 @@ from workbench.acts import agent_quads
 from workbench.errors import Invalid
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, agent_iri, source_iri
 from workbench.model import RecordType, Status
-from workbench.store import Batch
+from workbench.store import Batch, Store
+from workbench.store.base import Check
 from workbench.vocab import DCTERMS, PROV, RDF, WB, XSD
 
 
@@ -28,6 +29,18 @@ class Bar(Protocol):
 
 # (description, total) -> a progress bar; the CLI passes tqdm, notebooks and tests pass nothing.
 ProgressFactory = Callable[[str, int], Bar]
+
+
+def write_batch(
+    store: Store, batch: Batch, progress: ProgressFactory | None, total: int, check: Check | None = None
+) -> None:
+    """Land a batch, with a progress bar over ``total`` (quads and file bytes) when asked."""
+    bar = progress("importing", total) if progress else None
+    try:
+        store.write(batch, progress=bar.update if bar else None, check=check)
+    finally:
+        if bar:
+            bar.close()
 
 
 @dataclass

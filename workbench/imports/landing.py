@@ -27,10 +27,9 @@ import pyoxigraph as ox
 from workbench import errors
 from workbench.errors import Conflict, ParseError, WorkbenchError
 from workbench.ids import activity_iri
-from workbench.imports.common import ProgressFactory
+from workbench.imports.common import ProgressFactory, write_batch
 from workbench.imports.rdf import RdfOptions, RdfPlan, file_graph_quads, plan_rdf, rdf_format
 from workbench.store import Batch, FileLoad, Store
-from workbench.store.base import Check
 
 # Files at least this large (in all) are planned beside the write when the store can stage.
 STAGE_BYTES = 4_000_000
@@ -54,7 +53,7 @@ def import_rdf(store: Store, paths: Sequence[Path], options: RdfOptions, progres
         planner = PlanProcess(list(paths), options, before, activity)
         box: list[RdfPlan] = []
         try:
-            _write(store, Batch(files=files), progress, size, check=lambda: _finish(store, planner.result(), box))
+            write_batch(store, Batch(files=files), progress, size, check=lambda: _finish(store, planner.result(), box))
         except (SyntaxError, ValueError) as exc:
             # The writer's own parse failed (and was undone): the plan names file and line.
             planner.result()
@@ -66,17 +65,8 @@ def import_rdf(store: Store, paths: Sequence[Path], options: RdfOptions, progres
     _verify_existing(store, plan)
     if not plan.new_graphs and not plan.loose:
         return Landed(plan, 0)
-    _write(store, Batch(files=files), progress, size, check=lambda: plan.loose)
+    write_batch(store, Batch(files=files), progress, size, check=lambda: plan.loose)
     return Landed(plan, len(plan.loose))
-
-
-def _write(store: Store, batch: Batch, progress: ProgressFactory | None, size: int, check: Check) -> None:
-    bar = progress("importing", size) if progress else None
-    try:
-        store.write(batch, progress=bar.update if bar else None, check=check)
-    finally:
-        if bar:
-            bar.close()
 
 
 def _finish(store: Store, plan: RdfPlan, box: list[RdfPlan]) -> list[ox.Quad]:

@@ -75,7 +75,6 @@ class _Inspection:
         self.system = False
         self.typed: set[ox.Literal] = set()
         self.names: set[tuple[ox.NamedNode | ox.BlankNode, str]] = set()  # (entity, key) needing a key
-        self.quads = 0
 
 
 def inspect(path: Path, fmt: ox.RdfFormat, progress: ProgressFactory | None) -> _Inspection:
@@ -84,7 +83,6 @@ def inspect(path: Path, fmt: ox.RdfFormat, progress: ProgressFactory | None) -> 
     reader = open_counted(path, bar.update if bar else None)
     try:
         for quad in ox.parse(reader, fmt):
-            found.quads += 1
             g = quad.graph_name
             if isinstance(g, ox.DefaultGraph):
                 found.default_triples += 1
