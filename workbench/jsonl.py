@@ -48,6 +48,7 @@ SOURCE_OPTIONAL = ("captured_at", "text", "locator")
 
 # A triple's parts in the compact form: a name or "<iri>" for subject and object, a relation
 # label or "<iri>" for the predicate, and JSON values or {"value", "lang"|"datatype"} for literals.
+# A relation written "not LABEL" says the fact is not so: a negative fact (imports/records.py).
 Part = Any
 
 

@@ -33,18 +33,22 @@ def check_date(text: str, what: str = "date") -> str:
     return day
 
 
-def _filter(*, as_of: str | None, status: Status | None) -> str:
+def effective(r: str = "?r", *, as_of: str | None = None, status: Status | None = Status.ACTIVE) -> str:
+    """SPARQL, to put inside the metadata graph, keeping the assertions ``r`` (a variable) that a
+    read sees: those with ``status`` for a normal read, those effective on ``as_of`` for an
+    as-of read. Every variable it adds is named after ``r``, so several can share a query."""
+    v = "?_" + r.lstrip("?$")
     if as_of is None:
-        return f"FILTER(?st = {status.iri})" if status else ""
+        return f"{r} wb:status {status.iri} ." if status else ""
     d = ox.Literal(check_date(as_of))
-    start = "SUBSTR(STR(COALESCE(?f, ?created)), 1, 10)"
-    return f"""FILTER(?st != wb:Retracted)
-        OPTIONAL {{ ?r wb:effectiveFrom ?f }} OPTIONAL {{ ?r wb:effectiveTo ?t }}
+    start = f"SUBSTR(STR(COALESCE({v}_f, {v}_c)), 1, 10)"
+    return f"""{r} wb:status {v}_st ; prov:generatedAtTime {v}_c . FILTER({v}_st != wb:Retracted)
+        OPTIONAL {{ {r} wb:effectiveFrom {v}_f }} OPTIONAL {{ {r} wb:effectiveTo {v}_t }}
         FILTER({start} <= {d})
-        FILTER(!BOUND(?t) || SUBSTR(STR(?t), 1, 10) > {d})
-        FILTER NOT EXISTS {{ ?n wb:supersedes ?r ; prov:generatedAtTime ?nc .
-            OPTIONAL {{ ?n wb:effectiveFrom ?nf }}
-            FILTER(SUBSTR(STR(COALESCE(?nf, ?nc)), 1, 10) <= {d}) }}"""
+        FILTER(!BOUND({v}_t) || SUBSTR(STR({v}_t), 1, 10) > {d})
+        FILTER NOT EXISTS {{ {v}_n wb:supersedes {r} ; prov:generatedAtTime {v}_nc .
+            OPTIONAL {{ {v}_n wb:effectiveFrom {v}_nf }}
+            FILTER(SUBSTR(STR(COALESCE({v}_nf, {v}_nc)), 1, 10) <= {d}) }}"""
 
 
 def find(
@@ -65,7 +69,7 @@ def find(
             ?r a wb:Assertion ; wb:status ?st ; prov:generatedAtTime ?created ; dcterms:identifier ?id .
             {type_filter} {about_filter}
             OPTIONAL {{ ?r wb:effectiveFrom ?ef }}
-            {_filter(as_of=as_of, status=status)} }} }}
+            {effective("?r", as_of=as_of, status=status)} }} }}
         ORDER BY STR(COALESCE(?ef, ?created)) ?id {f"LIMIT {int(limit)}" if limit else ""}"""
     )
     return load(store, [row["r"] for row in rows])  # type: ignore[misc]

@@ -2,10 +2,17 @@
 
 Labels come from ``wb:relationLabel`` statements in any graph (ontology/relations.ttl, or an
 imported vocabulary) and match through the same key as names do.
+
+A label that starts with "not " names the negative of the relation the rest names (a negative
+fact, stored as an ``owl:NegativePropertyAssertion``; see docs/data-model.md):
+
+>>> negated("not needs"), negated("  NOT   is a"), negated("not <urn:p>"), negated("needs"), negated("nothing")
+('needs', 'is a', '<urn:p>', None, None)
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -14,6 +21,14 @@ from workbench.errors import Conflict
 from workbench.names import name_key
 from workbench.store import Store
 from workbench.vocab import PREFIXES
+
+_NOT = re.compile(r"\s*not\s+(\S.*?)\s*", re.IGNORECASE | re.DOTALL)
+
+
+def negated(label: str) -> str | None:
+    """The rest of a "not ..." relation label (the relation it negates, as written), else None."""
+    found = _NOT.fullmatch(label)
+    return found.group(1) if found else None
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from workbench import entities, lifecycle, records
+from workbench.answer.model import Answer
 from workbench.errors import Invalid, Unsupported
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH
 from workbench.imports.common import ProgressFactory, write_batch
@@ -33,12 +34,14 @@ from workbench.imports.landing import import_rdf
 from workbench.imports.rdf import FORMATS, RdfOptions
 from workbench.imports.records import RecordsPlanner
 from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Status, Tombstone
+from workbench.rules.model import RuleSet
 from workbench.store import Batch, Store, open_store
-from workbench.vocab import PREFIXES
+from workbench.vocab import PREFIXES, WB
 
 ROOT = Path(__file__).resolve().parent.parent
 ONTOLOGY_DIR = ROOT / "ontology"
 DATA_DIR = ROOT / "data"
+RULES_DIR = ROOT / "rules"
 
 Clock = Callable[[], dt.datetime]
 
@@ -68,10 +71,14 @@ def _utc_now() -> dt.datetime:
 class Workbench:
     """A memory store and everything people do with it."""
 
-    def __init__(self, store: Store, *, user: str | None = None, clock: Clock = _utc_now) -> None:
+    def __init__(
+        self, store: Store, *, user: str | None = None, clock: Clock = _utc_now, rules_dir: Path = RULES_DIR
+    ) -> None:
         self.store = store
         self.user = user or default_user()
         self._clock = clock
+        self.rules_dir = Path(rules_dir)
+        self._rules: RuleSet | None = None
 
     @classmethod
     def open(
@@ -274,6 +281,114 @@ class Workbench:
         """Remove a record and every copy the store manages; leave a content-free tombstone."""
         return lifecycle.erase(self.store, record_id, actor=self.user, now=self.now(), reason=reason)
 
+    # ------------------------------------------------------------------ rules and questions
+
+    @property
+    def rules(self) -> RuleSet:
+        """The rules in ``rules_dir``, loaded and checked once (syntax, shape, allowed
+        constructs, test cases). Raises ParseError/Invalid naming file, rule and line."""
+        if self._rules is None:
+            from workbench.relations import Relations
+            from workbench.rules import load_rules, run_tests
+
+            # Relations the store knows, and those this version's ontology declares.
+            declared = {
+                q.subject.value
+                for path in ONTOLOGY_DIR.glob("*.ttl")
+                for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
+                if q.predicate == WB.relationLabel
+            }
+            relations = frozenset(p.value for p in Relations.load(self.store).by_key.values()) | declared
+            rules = load_rules(self.rules_dir.glob("*.ttl"), relations=relations)
+            failed = [c for c in run_tests(rules) if not c.passed]
+            if failed:
+                c = failed[0]
+                raise Invalid(
+                    f"rule {c.rule} fails its test {c.case!r}: missing {list(c.missing)}, unwanted {list(c.unwanted)}",
+                    where=str(self.rules_dir),
+                )
+            self._rules = rules
+        return self._rules
+
+    def ask(self, subject: str, relation: str, obj: str | None = None, *, as_of: str | None = None) -> Answer:
+        """Does ``subject relation obj`` hold, or what does ``subject relation``? Names and the
+        relation are written as people write them. Answers recorded, derived (with proofs),
+        no_evidence, conflicting, ambiguous or unknown_entity; never a bare value.
+
+        Raises Invalid for an unknown relation or a malformed date.
+        """
+        from workbench.answer import ask, names
+
+        as_of = records.check_date(as_of, "--as-of") if as_of else None
+        rel = names.relation(self.store, relation)
+        question = f"{subject} {relation}" + (f" {obj}" if obj else "") + "?"
+        params = _params(subject=subject, relation=relation, object=obj, as_of=as_of)
+        bound = names.bind(self.store, {"subject": subject, **({"object": obj} if obj else {})},
+                           kind="ask", question=question, params=params, as_of=as_of)
+        if isinstance(bound, Answer):
+            return bound
+        return ask.ask(self.store, self.rules, subject=bound["subject"], relation=rel, obj=bound.get("object"),
+                       as_of=as_of, question=question, params=params)
+
+    def count(
+        self,
+        event_type: str,
+        *,
+        about: str | None = None,
+        year: int | str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        as_of: str | None = None,
+    ) -> Answer:
+        """How many events of a kind (``wedding``), optionally about someone, in a year
+        (``"this"`` for the clock's year) or a date range, as of a date. Counted by code;
+        undated events that cannot be placed give "at least N". Raises Invalid for an
+        impossible period."""
+        from workbench.answer import count, names
+
+        as_of = records.check_date(as_of, "--as-of") if as_of else None
+        first, last = _period(year, start, end, self._clock().year)
+        question = f"how many {event_type}" + (f" about {about}" if about else "") + (
+            f" between {first or 'the beginning'} and {last or 'now'}" if first or last else "") + "?"
+        params = _params(event_type=event_type, about=about, start=first.isoformat() if first else None,
+                         end=last.isoformat() if last else None, as_of=as_of)
+        bound = names.bind(self.store, {"kind": event_type, **({"about": about} if about else {})},
+                           kind="count", question=question, params=params, as_of=as_of)
+        if isinstance(bound, Answer):
+            return bound
+        return count.count_events(self.store, kind=bound["kind"], about=bound.get("about"), start=first, end=last,
+                                  as_of=as_of, question=question, params=params)
+
+    def current(self, subject: str, state: str, *, as_of: str | None = None) -> Answer:
+        """The current value of a changing state (``me``, ``weight``), with its history."""
+        from workbench.answer import current, names
+
+        as_of = records.check_date(as_of, "--as-of") if as_of else None
+        rel = names.relation(self.store, state)
+        question = f"current {state} of {subject}?"
+        params = _params(subject=subject, state=state, as_of=as_of)
+        bound = names.bind(self.store, {"subject": subject}, kind="current", question=question, params=params,
+                           as_of=as_of)
+        if isinstance(bound, Answer):
+            return bound
+        return current.current_state(self.store, subject=bound["subject"], relation=rel, as_of=as_of,
+                                     question=question, params=params)
+
+    def decision(self, scope: str, *, as_of: str | None = None) -> Answer:
+        """Which decision governs a scope (a project, a setting) now or as of a date: who decided
+        it, its source, what it superseded and why."""
+        from workbench.answer import decision, names
+
+        as_of = records.check_date(as_of, "--as-of") if as_of else None
+        question = f"which decision governs {scope}?"
+        params = _params(scope=scope, as_of=as_of)
+        bound = names.bind(self.store, {"scope": scope}, kind="decision", question=question, params=params,
+                           as_of=as_of)
+        if isinstance(bound, Answer):
+            return bound
+        return decision.decision(self.store, self.rules, scope=bound["scope"], as_of=as_of, question=question,
+                                 params=params)
+
     # ------------------------------------------------------------------ SPARQL and stats
 
     def sparql(self, query: str, *, format: str = "json") -> bytes:
@@ -319,6 +434,31 @@ class Workbench:
             "tombstones": int(tomb["n"].value),  # type: ignore[union-attr]
             "quads": int(counts["quads"].value),  # type: ignore[union-attr]
         }
+
+
+def _params(**kw: str | None) -> tuple[tuple[str, str], ...]:
+    return tuple((k, v) for k, v in kw.items() if v is not None)
+
+
+def _period(
+    year: int | str | None, start: str | None, end: str | None, this_year: int
+) -> tuple[dt.date | None, dt.date | None]:
+    """A counting period from a year (or "this") or a date range; Invalid if impossible."""
+    if year is not None and (start or end):
+        raise Invalid("give a year or a date range, not both")
+    if year is not None:
+        text = str(year).strip().lower()
+        y = this_year if text in ("this", "this year") else None
+        if y is None:
+            if not text.isdigit() or not 1 <= int(text) <= 9999:
+                raise Invalid(f"a year is a number like 2026 (or 'this'), not {year!r}", where="--year")
+            y = int(text)
+        return dt.date(y, 1, 1), dt.date(y, 12, 31)
+    first = dt.date.fromisoformat(records.check_date(start, "--from")) if start else None
+    last = dt.date.fromisoformat(records.check_date(end, "--to")) if end else None
+    if first and last and first > last:
+        raise Invalid(f"the period is impossible: it starts ({first}) after it ends ({last})", where="--from/--to")
+    return first, last
 
 
 def _is_update(query: str) -> bool:

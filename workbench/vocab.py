@@ -19,6 +19,7 @@ class WB:
     CommonSense: Final = NamedNode("https://w3id.org/workbench/ns#CommonSense")
     Constraint: Final = NamedNode("https://w3id.org/workbench/ns#Constraint")
     Decision: Final = NamedNode("https://w3id.org/workbench/ns#Decision")
+    Draft: Final = NamedNode("https://w3id.org/workbench/ns#Draft")
     Entity: Final = NamedNode("https://w3id.org/workbench/ns#Entity")
     Event: Final = NamedNode("https://w3id.org/workbench/ns#Event")
     Group: Final = NamedNode("https://w3id.org/workbench/ns#Group")
@@ -28,7 +29,10 @@ class WB:
     Preference: Final = NamedNode("https://w3id.org/workbench/ns#Preference")
     RecordType: Final = NamedNode("https://w3id.org/workbench/ns#RecordType")
     Relation: Final = NamedNode("https://w3id.org/workbench/ns#Relation")
+    Retired: Final = NamedNode("https://w3id.org/workbench/ns#Retired")
     Retracted: Final = NamedNode("https://w3id.org/workbench/ns#Retracted")
+    Rule: Final = NamedNode("https://w3id.org/workbench/ns#Rule")
+    RuleTestCase: Final = NamedNode("https://w3id.org/workbench/ns#RuleTestCase")
     Source: Final = NamedNode("https://w3id.org/workbench/ns#Source")
     Split: Final = NamedNode("https://w3id.org/workbench/ns#Split")
     State: Final = NamedNode("https://w3id.org/workbench/ns#State")
@@ -39,6 +43,7 @@ class WB:
     about: Final = NamedNode("https://w3id.org/workbench/ns#about")
     admitted: Final = NamedNode("https://w3id.org/workbench/ns#admitted")
     advisor: Final = NamedNode("https://w3id.org/workbench/ns#advisor")
+    advisorUniversity: Final = NamedNode("https://w3id.org/workbench/ns#advisorUniversity")
     alias: Final = NamedNode("https://w3id.org/workbench/ns#alias")
     aliasOf: Final = NamedNode("https://w3id.org/workbench/ns#aliasOf")
     appliesTo: Final = NamedNode("https://w3id.org/workbench/ns#appliesTo")
@@ -49,8 +54,12 @@ class WB:
     effectiveFrom: Final = NamedNode("https://w3id.org/workbench/ns#effectiveFrom")
     effectiveTo: Final = NamedNode("https://w3id.org/workbench/ns#effectiveTo")
     erasedKind: Final = NamedNode("https://w3id.org/workbench/ns#erasedKind")
+    expect: Final = NamedNode("https://w3id.org/workbench/ns#expect")
+    expectNot: Final = NamedNode("https://w3id.org/workbench/ns#expectNot")
     extractedBy: Final = NamedNode("https://w3id.org/workbench/ns#extractedBy")
     friendOf: Final = NamedNode("https://w3id.org/workbench/ns#friendOf")
+    given: Final = NamedNode("https://w3id.org/workbench/ns#given")
+    governedBy: Final = NamedNode("https://w3id.org/workbench/ns#governedBy")
     has: Final = NamedNode("https://w3id.org/workbench/ns#has")
     locatedIn: Final = NamedNode("https://w3id.org/workbench/ns#locatedIn")
     locator: Final = NamedNode("https://w3id.org/workbench/ns#locator")
@@ -61,10 +70,13 @@ class WB:
     owns: Final = NamedNode("https://w3id.org/workbench/ns#owns")
     partOf: Final = NamedNode("https://w3id.org/workbench/ns#partOf")
     promptVersion: Final = NamedNode("https://w3id.org/workbench/ns#promptVersion")
+    reading: Final = NamedNode("https://w3id.org/workbench/ns#reading")
     reason: Final = NamedNode("https://w3id.org/workbench/ns#reason")
     recordDigest: Final = NamedNode("https://w3id.org/workbench/ns#recordDigest")
     recordType: Final = NamedNode("https://w3id.org/workbench/ns#recordType")
     relationLabel: Final = NamedNode("https://w3id.org/workbench/ns#relationLabel")
+    ruleStatus: Final = NamedNode("https://w3id.org/workbench/ns#ruleStatus")
+    ruleVersion: Final = NamedNode("https://w3id.org/workbench/ns#ruleVersion")
     setting: Final = NamedNode("https://w3id.org/workbench/ns#setting")
     sourceText: Final = NamedNode("https://w3id.org/workbench/ns#sourceText")
     statement: Final = NamedNode("https://w3id.org/workbench/ns#statement")
@@ -72,6 +84,7 @@ class WB:
     supersedes: Final = NamedNode("https://w3id.org/workbench/ns#supersedes")
     supportedBy: Final = NamedNode("https://w3id.org/workbench/ns#supportedBy")
     teachesAt: Final = NamedNode("https://w3id.org/workbench/ns#teachesAt")
+    testCase: Final = NamedNode("https://w3id.org/workbench/ns#testCase")
     undoes: Final = NamedNode("https://w3id.org/workbench/ns#undoes")
     usedFor: Final = NamedNode("https://w3id.org/workbench/ns#usedFor")
     visibleTo: Final = NamedNode("https://w3id.org/workbench/ns#visibleTo")
@@ -85,6 +98,9 @@ class RDF:
     type: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
     Property: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#Property")
     langString: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#langString")
+    first: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#first")
+    rest: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#rest")
+    nil: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#nil")
 
 
 class RDFS:
@@ -104,6 +120,12 @@ class OWL:
     Class: Final = NamedNode("http://www.w3.org/2002/07/owl#Class")
     ObjectProperty: Final = NamedNode("http://www.w3.org/2002/07/owl#ObjectProperty")
     DatatypeProperty: Final = NamedNode("http://www.w3.org/2002/07/owl#DatatypeProperty")
+    FunctionalProperty: Final = NamedNode("http://www.w3.org/2002/07/owl#FunctionalProperty")
+    NegativePropertyAssertion: Final = NamedNode("http://www.w3.org/2002/07/owl#NegativePropertyAssertion")
+    sourceIndividual: Final = NamedNode("http://www.w3.org/2002/07/owl#sourceIndividual")
+    assertionProperty: Final = NamedNode("http://www.w3.org/2002/07/owl#assertionProperty")
+    targetIndividual: Final = NamedNode("http://www.w3.org/2002/07/owl#targetIndividual")
+    targetValue: Final = NamedNode("http://www.w3.org/2002/07/owl#targetValue")
 
 
 class XSD:
@@ -138,6 +160,35 @@ class PROV:
     invalidatedAtTime: Final = NamedNode("http://www.w3.org/ns/prov#invalidatedAtTime")
 
 
+class SH:
+    """Terms of <http://www.w3.org/ns/shacl#> that Workbench uses."""
+
+    NodeShape: Final = NamedNode("http://www.w3.org/ns/shacl#NodeShape")
+    rule: Final = NamedNode("http://www.w3.org/ns/shacl#rule")
+    SPARQLRule: Final = NamedNode("http://www.w3.org/ns/shacl#SPARQLRule")
+    TripleRule: Final = NamedNode("http://www.w3.org/ns/shacl#TripleRule")
+    construct: Final = NamedNode("http://www.w3.org/ns/shacl#construct")
+    subject: Final = NamedNode("http://www.w3.org/ns/shacl#subject")
+    predicate: Final = NamedNode("http://www.w3.org/ns/shacl#predicate")
+    object: Final = NamedNode("http://www.w3.org/ns/shacl#object")
+    path: Final = NamedNode("http://www.w3.org/ns/shacl#path")
+    this: Final = NamedNode("http://www.w3.org/ns/shacl#this")
+    targetNode: Final = NamedNode("http://www.w3.org/ns/shacl#targetNode")
+    targetClass: Final = NamedNode("http://www.w3.org/ns/shacl#targetClass")
+    targetSubjectsOf: Final = NamedNode("http://www.w3.org/ns/shacl#targetSubjectsOf")
+    targetObjectsOf: Final = NamedNode("http://www.w3.org/ns/shacl#targetObjectsOf")
+    target: Final = NamedNode("http://www.w3.org/ns/shacl#target")
+    condition: Final = NamedNode("http://www.w3.org/ns/shacl#condition")
+    deactivated: Final = NamedNode("http://www.w3.org/ns/shacl#deactivated")
+    order: Final = NamedNode("http://www.w3.org/ns/shacl#order")
+    prefixes: Final = NamedNode("http://www.w3.org/ns/shacl#prefixes")
+    zeroOrMorePath: Final = NamedNode("http://www.w3.org/ns/shacl#zeroOrMorePath")
+    oneOrMorePath: Final = NamedNode("http://www.w3.org/ns/shacl#oneOrMorePath")
+    inversePath: Final = NamedNode("http://www.w3.org/ns/shacl#inversePath")
+    alternativePath: Final = NamedNode("http://www.w3.org/ns/shacl#alternativePath")
+    zeroOrOnePath: Final = NamedNode("http://www.w3.org/ns/shacl#zeroOrOnePath")
+
+
 class SKOS:
     """Terms of <http://www.w3.org/2004/02/skos/core#> that Workbench uses."""
 
@@ -152,6 +203,7 @@ class DCTERMS:
     description: Final = NamedNode("http://purl.org/dc/terms/description")
     title: Final = NamedNode("http://purl.org/dc/terms/title")
     created: Final = NamedNode("http://purl.org/dc/terms/created")
+    creator: Final = NamedNode("http://purl.org/dc/terms/creator")
 
 
 # SPARQL prologue for the namespaces above.
@@ -162,6 +214,7 @@ PREFIXES: Final = (
     "PREFIX owl: <http://www.w3.org/2002/07/owl#>\n"
     "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
     "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+    "PREFIX sh: <http://www.w3.org/ns/shacl#>\n"
     "PREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n"
     "PREFIX dcterms: <http://purl.org/dc/terms/>\n"
 )

@@ -17,9 +17,20 @@ TARGET = Path(__file__).resolve().parent / "vocab.py"
 
 # Terms of W3C vocabularies that Workbench uses; a closed list so a typo fails at import time.
 EXTERNAL: dict[str, tuple[str, tuple[str, ...]]] = {
-    "RDF": ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", ("type", "Property", "langString")),
+    "RDF": ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", ("type", "Property", "langString", "first", "rest", "nil")),
     "RDFS": ("http://www.w3.org/2000/01/rdf-schema#", ("label", "comment", "subClassOf", "domain", "range")),
-    "OWL": ("http://www.w3.org/2002/07/owl#", ("sameAs", "Class", "ObjectProperty", "DatatypeProperty")),
+    "OWL": ("http://www.w3.org/2002/07/owl#", (
+            "sameAs",
+            "Class",
+            "ObjectProperty",
+            "DatatypeProperty",
+            "FunctionalProperty",
+            "NegativePropertyAssertion",
+            "sourceIndividual",
+            "assertionProperty",
+            "targetIndividual",
+            "targetValue",
+        ),),
     "XSD": (
         "http://www.w3.org/2001/XMLSchema#",
         ("string", "boolean", "integer", "decimal", "double", "date", "dateTime", "gYear"),
@@ -43,8 +54,37 @@ EXTERNAL: dict[str, tuple[str, tuple[str, ...]]] = {
             "invalidatedAtTime",
         ),
     ),
+    "SH": (
+        "http://www.w3.org/ns/shacl#",
+        (
+            "NodeShape",
+            "rule",
+            "SPARQLRule",
+            "TripleRule",
+            "construct",
+            "subject",
+            "predicate",
+            "object",
+            "path",
+            "this",
+            "targetNode",
+            "targetClass",
+            "targetSubjectsOf",
+            "targetObjectsOf",
+            "target",
+            "condition",
+            "deactivated",
+            "order",
+            "prefixes",
+            "zeroOrMorePath",
+            "oneOrMorePath",
+            "inversePath",
+            "alternativePath",
+            "zeroOrOnePath",
+        ),
+    ),
     "SKOS": ("http://www.w3.org/2004/02/skos/core#", ("prefLabel", "altLabel")),
-    "DCTERMS": ("http://purl.org/dc/terms/", ("identifier", "description", "title", "created")),
+    "DCTERMS": ("http://purl.org/dc/terms/", ("identifier", "description", "title", "created", "creator")),
 }
 
 

@@ -4,6 +4,10 @@ Names bind exactly to existing entities; a name that matches none creates a new 
 as created by this import; a name that matches several stops the import, naming the candidates.
 A record already imported with the same content is left alone; a different record under a taken
 id, or an id that was erased, is refused.
+
+A triple whose relation label starts with "not " records a negative fact: an OWL 2
+``owl:NegativePropertyAssertion`` (a blank node) in the record's graph, see :func:`negative_quads`.
+A record that says a fact and its negative is refused.
 """
 
 from __future__ import annotations
@@ -29,9 +33,9 @@ from workbench.imports.common import (
 )
 from workbench.model import Status
 from workbench.names import name_key
-from workbench.relations import Relations
+from workbench.relations import Relations, negated
 from workbench.store import Batch, Store
-from workbench.vocab import PREFIXES, WB, XSD
+from workbench.vocab import PREFIXES, RDF, WB, XSD
 
 _PREFIXED = {
     "xsd:": "http://www.w3.org/2001/XMLSchema#",
@@ -41,6 +45,37 @@ _PREFIXED = {
     "skos:": "http://www.w3.org/2004/02/skos/core#",
     "owl:": "http://www.w3.org/2002/07/owl#",
 }
+
+
+_OWL = "http://www.w3.org/2002/07/owl#"
+NEGATIVE_PROPERTY_ASSERTION = ox.NamedNode(_OWL + "NegativePropertyAssertion")
+SOURCE_INDIVIDUAL = ox.NamedNode(_OWL + "sourceIndividual")
+ASSERTION_PROPERTY = ox.NamedNode(_OWL + "assertionProperty")
+TARGET_INDIVIDUAL = ox.NamedNode(_OWL + "targetIndividual")
+TARGET_VALUE = ox.NamedNode(_OWL + "targetValue")
+
+
+def negative_quads(fact: ox.Triple, graph: ox.NamedNode) -> list[ox.Quad]:
+    """The negative of ``fact`` in ``graph``, the OWL 2 way: a fresh blank node that is an
+    ``owl:NegativePropertyAssertion`` with the fact's subject, predicate and object (an entity's
+    as ``owl:targetIndividual``, a literal as ``owl:targetValue``).
+
+    >>> s, p, o = ox.NamedNode("urn:wb:entity:my-car"), WB.needs, ox.NamedNode("urn:wb:entity:charging")
+    >>> [(q.predicate.value.split("#")[1], q.object) for q in negative_quads(ox.Triple(s, p, o), record_iri("r1"))]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('type', <NamedNode value=http://www.w3.org/2002/07/owl#NegativePropertyAssertion>),
+     ('sourceIndividual', <NamedNode value=urn:wb:entity:my-car>),
+     ('assertionProperty', <NamedNode value=https://w3id.org/workbench/ns#needs>),
+     ('targetIndividual', <NamedNode value=urn:wb:entity:charging>)]
+    """
+    node = ox.BlankNode()
+    target = TARGET_VALUE if isinstance(fact.object, ox.Literal) else TARGET_INDIVIDUAL
+    return [
+        ox.Quad(node, RDF.type, NEGATIVE_PROPERTY_ASSERTION, graph),
+        ox.Quad(node, SOURCE_INDIVIDUAL, fact.subject, graph),
+        ox.Quad(node, ASSERTION_PROPERTY, fact.predicate, graph),
+        ox.Quad(node, target, fact.object, graph),
+    ]
 
 
 def expand(text: str) -> ox.NamedNode | None:
@@ -166,11 +201,26 @@ class RecordsPlanner:
     ) -> None:
         graph = record_iri(rec.id)
         plan.origins[graph.value] = rec.where
-        triples = [self._triple(t, i, rec, bind, relations) for i, t in enumerate(rec.triples)]
-        problems = literals.check(t.object for t in triples if isinstance(t.object, ox.Literal))
+        facts = [self._triple(t, i, rec, bind, relations) for i, t in enumerate(rec.triples)]
+        problems = literals.check(t.object for t, _ in facts if isinstance(t.object, ox.Literal))
         if problems:
             raise Invalid(problems[0].message, where=rec.where)
-        plan.batch.quads += [ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples]
+        said: dict[ox.Triple, int] = {}  # a fact this record says -> its first triples[i]
+        denied: dict[ox.Triple, int] = {}  # the same for the facts it says are not so
+        for i, (t, negative) in enumerate(facts):
+            (denied if negative else said).setdefault(t, i)
+        for t, i in sorted(denied.items(), key=lambda item: item[1]):
+            if t in said:
+                j = said[t]
+                first, second = sorted((i, j))
+                raise Invalid(
+                    f"triples[{second}] contradicts triples[{first}]: a record cannot say "
+                    f"{rec.triples[j][1]!r} and {rec.triples[i][1]!r} of the same subject and object",
+                    where=rec.where,
+                )
+        plan.batch.quads += [ox.Quad(t.subject, t.predicate, t.object, graph) for t, negative in facts if not negative]
+        for t in denied:
+            plan.batch.quads += negative_quads(t, graph)
 
         src = SourceSpec(
             rec.source.id,
@@ -269,15 +319,19 @@ class RecordsPlanner:
 
     def _triple(
         self, t: tuple[Any, Any, Any], i: int, rec: jsonl.RecordIn, bind: dict[str, ox.NamedNode], relations: Relations
-    ) -> ox.Triple:
+    ) -> tuple[ox.Triple, bool]:
+        """The triple, and whether the record says it is not so (a relation label "not ...")."""
         s, p, o = t
         where = rec.where
         try:
             subject = expand(s) or bind[name_key(s)]
-            predicate = expand(p) or relations.get(p)
+            rest = negated(p)
+            label = p if rest is None else rest
+            predicate = expand(label) or relations.get(label)
             if predicate is None:
-                raise Invalid(f"unknown relation {p!r}; known relations: {relations.labels()}")
-            return ox.Triple(subject, predicate, self._object(o, i, where, bind))
+                negation = "" if rest is None else f" (in {p!r}, a negative fact)"
+                raise Invalid(f"unknown relation {label!r}{negation}; known relations: {relations.labels()}")
+            return ox.Triple(subject, predicate, self._object(o, i, where, bind)), rest is not None
         except Invalid as exc:
             if exc.where:
                 raise

@@ -13,9 +13,21 @@ import os
 
 from workbench.store.base import Batch, Capabilities, FileLoad, Row, Store, Term
 from workbench.store.embedded import EmbeddedStore
+from workbench.store.pyox import MemoryStore
 from workbench.store.remote import RemoteStore
 
-__all__ = ["Batch", "Capabilities", "EmbeddedStore", "FileLoad", "RemoteStore", "Row", "Store", "Term", "open_store"]
+__all__ = [
+    "Batch",
+    "Capabilities",
+    "EmbeddedStore",
+    "FileLoad",
+    "MemoryStore",
+    "RemoteStore",
+    "Row",
+    "Store",
+    "Term",
+    "open_store",
+]
 
 
 def open_store(location: str | os.PathLike[str], *, create: bool = False, timeout: float = 30.0) -> Store:

@@ -25,15 +25,15 @@ import json
 import os
 import shutil
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pyoxigraph as ox
 
-from workbench.errors import Invalid, NotFound, ParseError, StoreUnavailable
+from workbench.errors import Invalid, NotFound, StoreUnavailable
 from workbench.progress import open_counted
-from workbench.store.base import Batch, Capabilities, Check, FileLoad, Progress, Store, data_block
+from workbench.store.base import Batch, Capabilities, Check, FileLoad, Progress
+from workbench.store.pyox import PyoxStore
 
 FORMAT_VERSION = 1
 # Fault injection for the crash tests: WORKBENCH_CRASH_AT=after-content (a write's files are on
@@ -64,7 +64,7 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-class EmbeddedStore(Store):
+class EmbeddedStore(PyoxStore):
     """A Workbench store in a directory on this machine."""
 
     capabilities = Capabilities(
@@ -103,53 +103,6 @@ class EmbeddedStore(Store):
             return ox.Store(str(self.path / "oxigraph"))
         except OSError as exc:
             raise StoreUnavailable(f"cannot open the store at {self.path}: {exc}") from exc
-
-    # ------------------------------------------------------------------ reads
-
-    def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
-        try:
-            return self._db.query(query)
-        except SyntaxError as exc:
-            raise ParseError(f"SPARQL syntax error: {exc}") from exc
-
-    def construct(self, query: str) -> list[ox.Triple]:
-        result = self._answer(query)
-        if not isinstance(result, ox.QueryTriples):
-            raise Invalid("expected a CONSTRUCT or DESCRIBE query")
-        return list(result)
-
-    def query_raw(self, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat) -> bytes:
-        result = self._answer(query)
-        if isinstance(result, ox.QueryTriples):
-            return result.serialize(format=graph) or b""
-        return result.serialize(format=results) or b""
-
-    def has_graph(self, graph: ox.NamedNode) -> bool:
-        return next(iter(self._db.quads_for_pattern(None, None, None, graph)), None) is not None
-
-    def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
-        for quad in self._db.quads_for_pattern(None, None, None, graph):
-            if not isinstance(quad.graph_name, ox.DefaultGraph):
-                yield quad
-
-    def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
-        self._db.dump(out, format=format)
-
-    # ------------------------------------------------------------------ writes
-
-    def update(self, update: str) -> None:
-        try:
-            self._db.update(update)
-        except SyntaxError as exc:
-            raise ParseError(f"SPARQL Update syntax error: {exc}") from exc
-
-    def remove(self, quads: Sequence[ox.Quad]) -> None:
-        if not quads:
-            return
-        self._db.update(f"DELETE DATA {{ {data_block(quads)} }}")
-
-    def graph_names(self) -> frozenset[ox.NamedNode]:
-        return frozenset(g for g in self._db.named_graphs() if isinstance(g, ox.NamedNode))
 
     def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
         self._checkpoint()

@@ -1,0 +1,121 @@
+"""Facts: subject + relation (+ object). Recorded first, then derived, else no evidence.
+
+"Is X used for cooking?", "what is X used for?", "does my car need gas?". A recorded value keeps
+its recorded proof even when a rule could also derive it. Never "no" unless a recorded negative
+fact (an owl:NegativePropertyAssertion) says no; a negative fact against a recorded or derived
+positive one is ``conflicting``, as are two values of a relation declared functional.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pyoxigraph as ox
+
+from workbench.answer.model import Answer, Finding, Tier
+from workbench.answer.proofs import Prover
+from workbench.ids import META_GRAPH
+from workbench.records import effective
+from workbench.rules.engine import Engine, Fact, Support
+from workbench.rules.model import RuleSet
+from workbench.store import Store
+from workbench.vocab import PREFIXES
+
+
+def ask(
+    store: Store,
+    rules: RuleSet,
+    *,
+    subject: ox.NamedNode,
+    relation: ox.NamedNode,
+    obj: ox.NamedNode | None,
+    as_of: str | None,
+    question: str,
+    params: tuple[tuple[str, str], ...],
+) -> Answer:
+    engine = Engine(store, rules, as_of=as_of)
+    result = engine.solve(subject, relation, obj)
+    negatives = _negatives(store, subject, relation, obj, as_of)
+    found: dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support] = {t[2]: s for t, s in result.found.items()}
+    prover = Prover(
+        store, [*found.values(), *negatives.values()], extra_terms=[subject, relation, *([obj] if obj else [])]
+    )
+    words = prover.labels
+
+    def finding(value: object, support: Support, note: str = "") -> Finding:
+        proof = prover.proof(support)
+        if note:  # a negative fact: its statement says "not"
+            proof = replace(proof, statement=replace(proof.statement, text=f"not: {proof.statement.text}"))
+        return Finding(value=str(value), label=words(value), proofs=(proof,), note=note)
+
+    by_value = {str(v): sup for v, sup in found.items()}
+    order = sorted(found, key=lambda v: (words(v), str(v)))
+    findings = tuple(finding(v, found[v]) for v in order)
+    said_no = tuple(finding(v, negatives[v], note="recorded as not so") for v in sorted(negatives, key=str))
+    asked = f"{words(subject)} {words(relation)}" + (f" {words(obj)}" if obj is not None else "")
+    common = dict(kind="ask", question=question, as_of=as_of, params=params, incomplete=engine.incomplete)
+
+    clash = [f for f in said_no if f.value in {x.value for x in findings}]
+    if clash:
+        both = tuple(f for f in findings if f.value in {c.value for c in clash}) + tuple(clash)
+        return Answer(
+            tier=Tier.CONFLICTING,
+            findings=both,
+            **common,  # type: ignore[arg-type]
+            summary=f"Conflicting: records disagree on whether {asked}; both sides are shown.",
+        )
+    if _functional(store, relation) and len({f.value for f in findings if isinstance(by_value[f.value], Fact)}) > 1:
+        return Answer(
+            tier=Tier.CONFLICTING,
+            findings=findings,
+            **common,  # type: ignore[arg-type]
+            summary=f"Conflicting: {words(subject)} {words(relation)} has one value, but records give {len(findings)}.",
+        )
+    if said_no and not findings:
+        return Answer(
+            tier=Tier.RECORDED,
+            findings=said_no,
+            **common,  # type: ignore[arg-type]
+            summary=f"No: a record says it is not so that {asked}.",
+        )
+    if not findings:
+        more = " (the depth bound was reached, so there may be more)" if engine.incomplete else ""
+        return Answer(
+            tier=Tier.NO_EVIDENCE,
+            **common,  # type: ignore[arg-type]
+            summary=f"No evidence: nothing recorded or derivable says {asked}{more}. That is not a no.",
+        )
+    recorded = [f for f in findings if isinstance(by_value[f.value], Fact)]
+    derived = [f for f in findings if f not in recorded]
+    tier = Tier.DERIVED if derived else Tier.RECORDED
+    parts = []
+    if recorded:
+        parts.append("recorded: " + ", ".join(f.label for f in recorded))
+    if derived:
+        parts.append("derived: " + ", ".join(f.label for f in derived))
+    lead = "Yes" if obj is not None else f"{words(subject)} {words(relation)}"
+    return Answer(tier=tier, findings=findings, **common, summary=f"{lead} ({'; '.join(parts)}).")  # type: ignore[arg-type]
+
+
+def _negatives(
+    store: Store, s: ox.NamedNode, p: ox.NamedNode, o: ox.NamedNode | None, as_of: str | None
+) -> dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support]:
+    """Recorded negative facts about ``s p (o)``: owl:NegativePropertyAssertion in records the
+    read sees. Their proof is the record that says "not"."""
+    target = str(o) if o is not None else "?o"
+    rows = store.select(
+        PREFIXES
+        + f"""SELECT ?o ?g WHERE {{ GRAPH ?g {{ ?n a owl:NegativePropertyAssertion ;
+            owl:sourceIndividual {s} ; owl:assertionProperty {p} .
+            {{ ?n owl:targetIndividual {target} }} UNION {{ ?n owl:targetValue {target} }} }}
+          GRAPH {META_GRAPH} {{ {effective("?g", as_of=as_of)} }} }}"""
+    )
+    out: dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support] = {}
+    for row in rows:
+        value = o if o is not None else row["o"]
+        out.setdefault(value, Fact((s, p, value), row["g"]))  # type: ignore[arg-type]
+    return out
+
+
+def _functional(store: Store, relation: ox.NamedNode) -> bool:
+    return store.ask(PREFIXES + f"ASK {{ GRAPH ?g {{ {relation} a owl:FunctionalProperty }} }}")

@@ -1,0 +1,473 @@
+"""Goal-directed evaluation: a question's goal, the rules that could conclude it, their bodies
+evaluated by the store's own SPARQL engine, and the proof of every conclusion.
+
+How a goal ``(s, p, o?)`` is solved:
+
+- recorded: one SELECT over the facts the read sees (content of active records, or of records
+  effective on the as-of date; record metadata for the metadata predicates);
+- derived: every active rule whose conclusion unifies with the goal; its body is evaluated
+  premise by premise over a batch of bindings (one SELECT per step, with VALUES), runs of
+  premises no rule concludes are pushed down together, premises a rule concludes become
+  sub-goals, closures (``p*``, ``p+``) are walked level by level and remembered per question.
+
+A sub-goal equal to one of its own ancestors is cut: a conclusion never supports itself. Depth
+is bounded; hitting the bound marks the result ``incomplete`` (never a wrong "no"). Nothing is
+written anywhere. Each solution's bindings instantiate the premises: that is the proof.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import pyoxigraph as ox
+
+from workbench.ids import META_GRAPH
+from workbench.records import effective
+from workbench.rules.model import Closure, Filter, Node, NotExists, Premise, Rule, RuleSet, Slot, Var
+from workbench.store import Store
+from workbench.vocab import PREFIXES
+
+Triple = tuple[Node, ox.NamedNode, Node]
+GoalKey = tuple[Node | None, Node | None, Node | None]
+MAX_DEPTH = 8
+MAX_CLOSURE = 64
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A recorded fact: the triple and the record (assertion) that states it."""
+
+    triple: Triple
+    record: ox.NamedNode
+
+    @functools.cached_property
+    def size(self) -> int:
+        return 1
+
+    @functools.cached_property
+    def key(self) -> str:
+        return f"{self.triple[0]} {self.triple[1]} {self.triple[2]} {self.record}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """A derived fact: the rule, its bindings, the premises' supports and the absences used."""
+
+    triple: Triple
+    rule: Rule
+    bindings: tuple[tuple[str, Node], ...]
+    premises: tuple[Fact | Step, ...]
+    absences: tuple[tuple[Premise, tuple[tuple[str, Node], ...]], ...] = ()
+
+    @functools.cached_property
+    def size(self) -> int:
+        return 1 + sum(p.size for p in self.premises)
+
+    @functools.cached_property
+    def key(self) -> str:
+        return (
+            f"{self.triple[0]} {self.triple[1]} {self.triple[2]} {self.rule.label}("
+            + ";".join(p.key for p in self.premises)
+            + ")"
+        )
+
+    def triples(self) -> Iterable[Triple]:
+        for p in self.premises:
+            yield p.triple
+            if isinstance(p, Step):
+                yield from p.triples()
+
+
+Support = Fact | Step
+
+
+def better(a: Support, b: Support) -> bool:
+    """Whether proof ``a`` is preferred: smaller, then by a fixed order (answers are stable)."""
+    return (a.size, a.key) < (b.size, b.key)
+
+
+@dataclass
+class Row:
+    vals: dict[str, Node]
+    sup: tuple[tuple[int, Support], ...]
+    anc: frozenset[GoalKey]
+    tag: int = 0
+
+
+@dataclass
+class Result:
+    """Conclusions for a goal, each with its best proof; ``incomplete`` if the depth bound cut."""
+
+    found: dict[Triple, Support] = field(default_factory=dict)
+    incomplete: bool = False
+    queries: int = 0
+
+
+class Engine:
+    """Answers goals over one store, for one read (now, or as of a date). Not thread-safe;
+    make one per question (it remembers closure edges for the question's lifetime)."""
+
+    def __init__(self, store: Store, rules: RuleSet, *, as_of: str | None = None, max_depth: int = MAX_DEPTH) -> None:
+        self.store = store
+        self.rules = rules
+        self.as_of = as_of
+        self.max_depth = max_depth
+        self.incomplete = False
+        self.queries = 0
+        self._edges: dict[tuple[str, bool], dict[Node, list[tuple[Node, ox.NamedNode]]]] = {}
+
+    # ------------------------------------------------------------------ goals
+
+    def solve(self, s: Node, p: ox.NamedNode, o: Node | None = None, *, derive: bool = True) -> Result:
+        """Every fact matching ``s p o`` (o may be open), recorded and, with ``derive``, derived."""
+        goal = Premise(Var("s") if s is None else s, p, Var("o") if o is None else o)
+        row = Row({}, (), frozenset())
+        rows = self._recorded([goal], [row], [])
+        if derive:
+            rows += self._derived(goal, [row])
+        result = Result(incomplete=self.incomplete)
+        for r in rows:
+            support = r.sup[-1][1]
+            current = result.found.get(support.triple)
+            if current is None or better(support, current):
+                result.found[support.triple] = support
+        result.queries = self.queries
+        return result
+
+    # ------------------------------------------------------------------ bodies
+
+    def _body(self, rule: Rule, rows: list[Row]) -> list[Row]:
+        todo = list(rule.body)
+        filters: list[Filter | NotExists] = [*rule.filters, *rule.absences]
+        bound = set(rows[0].vals) if rows else set()
+        while todo and rows:
+            premise = max(todo, key=lambda p: (_bound_score(p, bound), -self._derivable_rank(rule, p)))
+            if isinstance(premise.p, Closure):
+                todo.remove(premise)
+                rows = self._closure(premise, rows)
+            elif not self._derivable(rule, premise):
+                group = [premise]
+                todo.remove(premise)
+                known = bound | premise.vars()
+                for other in list(todo):
+                    if not isinstance(other.p, Closure) and not self._derivable(rule, other) and other.vars() & known:
+                        group.append(other)
+                        todo.remove(other)
+                        known |= other.vars()
+                ready = [f for f in filters if f.vars <= known]
+                for f in ready:
+                    filters.remove(f)
+                rows = self._recorded(group, rows, ready)
+            else:
+                todo.remove(premise)
+                known = bound | premise.vars()
+                ready = [f for f in filters if f.vars <= known]
+                recorded = self._recorded([premise], rows, ready)
+                derived = self._derived(premise, rows, rule)
+                if derived and ready:
+                    derived = self._filter(derived, ready)
+                for f in ready:
+                    filters.remove(f)
+                rows = _dedupe(recorded + derived)
+            bound = set(rows[0].vals) if rows else bound
+            late = [f for f in filters if f.vars <= bound]
+            if late and rows:
+                rows = self._filter(rows, late)
+                for f in late:
+                    filters.remove(f)
+        return rows
+
+    def _derivable_rank(self, rule: Rule, p: Premise) -> int:
+        return 1 if self._derivable(rule, p) else 0
+
+    def _derivable(self, rule: Rule, p: Premise) -> bool:
+        if isinstance(p.p, Closure) or p.metadata:
+            return False
+        allowed = rule.domain(p.p.name) if isinstance(p.p, Var) else None
+        return bool(self.rules.concluding(p.p, allowed))
+
+    # ------------------------------------------------------------------ recorded facts
+
+    def _recorded(
+        self, premises: Sequence[Premise], rows: list[Row], filters: Sequence[Filter | NotExists]
+    ) -> list[Row]:
+        """Join ``rows`` with premises over the recorded facts, in one SELECT."""
+        if not rows:
+            return []
+        used = set().union(*(p.vars() for p in premises), *(f.vars for f in filters))
+        cols = sorted(v for v in rows[0].vals if v in used)
+        patterns = [self._pattern(p, f"g{i}") for i, p in enumerate(premises)]
+        conditions = [self._condition(f, len(premises) + i) for i, f in enumerate(filters)]
+        outs = sorted(set().union(*(p.vars() for p in premises)) - set(cols))
+        select = " ".join([*(f"?v_{v}" for v in cols + outs), *(f"?g{i}" for i in range(len(premises)))])
+        keys: dict[tuple[Node, ...], list[Row]] = {}
+        for row in rows:
+            keys.setdefault(tuple(row.vals[c] for c in cols), []).append(row)
+        values = _values(cols, list(keys))
+        if values is None:
+            return []
+        query = PREFIXES + f"SELECT {select} WHERE {{ {values} {' '.join(patterns)} {' '.join(conditions)} }}"
+        self.queries += 1
+        out = []
+        for sol in self.store.select(query):
+            key = tuple(sol[f"v_{c}"] for c in cols)
+            new = {v: sol[f"v_{v}"] for v in outs}
+            facts = []
+            for i, p in enumerate(premises):
+                triple = _ground(p, {**dict(zip(cols, key, strict=True)), **new})  # type: ignore[arg-type, dict-item]
+                facts.append((p.index, Fact(triple, sol[f"g{i}"])))  # type: ignore[arg-type]
+            for row in keys.get(key, []):  # type: ignore[arg-type]
+                out.append(Row({**row.vals, **new}, row.sup + tuple(facts), row.anc, row.tag))  # type: ignore[dict-item]
+        return out
+
+    def _pattern(self, p: Premise, g: str) -> str:
+        """SPARQL for one premise over the facts this read sees, its record bound to ?g."""
+        if p.metadata:  # a fact about a record: the record is its own source
+            if isinstance(p.s, Var):
+                subject, pre, post = str(p.s), "", f"BIND({p.s} AS ?{g})"
+            else:
+                subject, pre, post = f"?{g}", f"BIND({p.s} AS ?{g})", ""
+            view = effective(subject, as_of=self.as_of)
+            return f"{pre} GRAPH {META_GRAPH} {{ {subject} {p.p} {p.o} . {view} }} {post}"
+        return f"GRAPH ?{g} {{ {p.s} {p.p} {p.o} }} GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}"
+
+    def _condition(self, f: Filter | NotExists, n: int) -> str:
+        if isinstance(f, Filter):
+            return f"FILTER{f.sparql}" if f.sparql.startswith("(") else f"FILTER({f.sparql})"
+        inner = " ".join(self._pattern(p, f"x{n}_{i}") for i, p in enumerate(f.premises))
+        checks = " ".join(f"FILTER{c}" for c in f.filters)
+        return f"FILTER NOT EXISTS {{ {inner} {checks} }}"
+
+    def _filter(self, rows: list[Row], filters: Sequence[Filter | NotExists]) -> list[Row]:
+        used = sorted(set().union(*(f.vars for f in filters)))
+        keys = {tuple(r.vals[c] for c in used) for r in rows}
+        values = _values(used, sorted(keys, key=str))
+        if values is None:
+            return []
+        conditions = " ".join(self._condition(f, i) for i, f in enumerate(filters))
+        self.queries += 1
+        rows_ok = {
+            tuple(sol[f"v_{c}"] for c in used)
+            for sol in self.store.select(
+                PREFIXES + f"SELECT {' '.join(f'?v_{c}' for c in used)} WHERE {{ {values} {conditions} }}"
+            )
+        }
+        return [r for r in rows if tuple(r.vals[c] for c in used) in rows_ok]
+
+    # ------------------------------------------------------------------ closures
+
+    def _closure(self, p: Premise, rows: list[Row]) -> list[Row]:
+        assert isinstance(p.p, Closure)
+        forward = not isinstance(p.s, Var) or p.s.name in rows[0].vals
+        if not forward and isinstance(p.o, Var) and p.o.name not in rows[0].vals:
+            self.incomplete = True  # neither end known: walking every chain is not goal-directed
+            return []
+        start_slot, end_slot = (p.s, p.o) if forward else (p.o, p.s)
+        starts = {_value(start_slot, r.vals) for r in rows}
+        edges = self._edges.setdefault((p.p.predicate.value, forward), {})
+        frontier = {s for s in starts if s not in edges}
+        depth = 0
+        while frontier:
+            depth += 1
+            if depth > MAX_CLOSURE:
+                self.incomplete = True
+                break
+            frontier = self._expand(p.p.predicate, forward, frontier, edges)
+        paths = {s: _reach(s, edges, p.p.min_len) for s in starts}
+        out = []
+        for row in rows:
+            start = _value(start_slot, row.vals)
+            for end, chain in paths[start].items():
+                if isinstance(end_slot, Var) and end_slot.name not in row.vals:
+                    vals = {**row.vals, end_slot.name: end}
+                elif _value(end_slot, row.vals) == end:
+                    vals = row.vals
+                else:
+                    continue
+                facts = tuple(
+                    (p.index, Fact((a, p.p.predicate, b) if forward else (b, p.p.predicate, a), g))
+                    for a, b, g in chain
+                )
+                out.append(Row(vals, row.sup + facts, row.anc, row.tag))
+        return _dedupe(out)
+
+    def _expand(
+        self, pred: ox.NamedNode, forward: bool, nodes: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]]
+    ) -> set[Node]:
+        todo = sorted((n for n in nodes if not isinstance(n, ox.BlankNode)), key=str)
+        for n in nodes:
+            edges.setdefault(n, [])
+        if not todo:
+            return set()
+        pattern = "?a {p} ?b" if forward else "?b {p} ?a"
+        self.queries += 1
+        rows = self.store.select(
+            PREFIXES + f"SELECT ?a ?b ?g WHERE {{ VALUES ?a {{ {' '.join(str(n) for n in todo)} }} "
+            f"GRAPH ?g {{ {pattern.format(p=pred)} }} GRAPH {META_GRAPH} {{ {effective('?g', as_of=self.as_of)} }} }}"
+        )
+        new: set[Node] = set()
+        for r in rows:
+            edges[r["a"]].append((r["b"], r["g"]))  # type: ignore[index, arg-type]
+            if r["b"] not in edges:
+                new.add(r["b"])  # type: ignore[arg-type]
+        for n in edges:
+            edges[n].sort(key=lambda e: (str(e[0]), str(e[1])))
+        return new
+
+    # ------------------------------------------------------------------ sub-goals
+
+    def _derived(self, premise: Premise, rows: list[Row], parent: Rule | None = None) -> list[Row]:
+        out: list[Row] = []
+        allowed = parent.domain(premise.p.name) if parent and isinstance(premise.p, Var) else None
+        for rule in self.rules.concluding(premise.p, allowed):
+            for head in rule.head:
+                out += self._apply(rule, head, premise, rows)
+        return out
+
+    def _apply(self, rule: Rule, head: Premise, premise: Premise, rows: list[Row]) -> list[Row]:
+        inits: dict[tuple[frozenset[tuple[str, Node]], frozenset[GoalKey]], int] = {}
+        links: list[tuple[int, int]] = []
+        for i, row in enumerate(rows):
+            init = _unify(head, premise, row.vals)
+            if init is None:
+                continue
+            key = _key(premise, row.vals)
+            if key in row.anc:
+                continue  # the goal is its own ancestor: any proof through it would be circular
+            if len(row.anc) > self.max_depth:
+                self.incomplete = True
+                continue
+            k = (frozenset(init.items()), row.anc | {key})
+            links.append((i, inits.setdefault(k, len(inits))))
+        if not inits:
+            return []
+        sub = [Row(dict(k[0]), (), k[1], tag) for k, tag in inits.items()]
+        best: dict[tuple[int, Triple], Step] = {}
+        for sol in self._body(rule, sub):
+            triple = _ground(head, sol.vals)
+            step = Step(
+                triple=triple,
+                rule=rule,
+                bindings=tuple(sorted((k, v) for k, v in sol.vals.items() if not k.startswith("_"))),
+                premises=tuple(s for _, s in sorted(sol.sup, key=lambda x: x[0])),
+                absences=tuple(
+                    (p, tuple(sorted((k, v) for k, v in sol.vals.items() if k in a.vars)))
+                    for a in rule.absences
+                    for p in a.premises
+                ),
+            )
+            if triple in set(step.triples()):
+                continue  # never a premise of itself
+            k2 = (sol.tag, triple)
+            if k2 not in best or better(step, best[k2]):
+                best[k2] = step
+        by_tag: dict[int, list[Step]] = {}
+        for (tag, _), step in sorted(best.items(), key=lambda kv: (kv[0][0], kv[1].key)):
+            by_tag.setdefault(tag, []).append(step)
+        out = []
+        for i, tag in links:
+            row = rows[i]
+            for step in by_tag.get(tag, []):
+                vals = _match(premise, step.triple, row.vals)
+                if vals is not None:
+                    out.append(Row(vals, row.sup + ((premise.index, step),), row.anc, row.tag))
+        return out
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _bound_score(p: Premise, bound: set[str]) -> int:
+    return sum(
+        1 for t in (p.s, p.o, p.p) if not isinstance(t, Var | Closure) or (isinstance(t, Var) and t.name in bound)
+    )
+
+
+def _value(slot: Slot | ox.NamedNode, vals: dict[str, Node]) -> Node:
+    return vals[slot.name] if isinstance(slot, Var) else slot
+
+
+def _ground(p: Premise, vals: dict[str, Node]) -> Triple:
+    pred = p.p.predicate if isinstance(p.p, Closure) else _value(p.p, vals)
+    return (_value(p.s, vals), pred, _value(p.o, vals))  # type: ignore[return-value]
+
+
+def _key(p: Premise, vals: dict[str, Node]) -> GoalKey:
+    def k(t: object) -> Node | None:
+        if isinstance(t, Var):
+            return vals.get(t.name)
+        return t.predicate if isinstance(t, Closure) else t  # type: ignore[return-value]
+
+    return (k(p.s), k(p.p), k(p.o))
+
+
+def _unify(head: Premise, goal: Premise, vals: dict[str, Node]) -> dict[str, Node] | None:
+    """The rule's initial bindings for a goal (a premise under ``vals``), or None if they clash."""
+    init: dict[str, Node] = {}
+    for h, g in ((head.s, goal.s), (head.p, goal.p), (head.o, goal.o)):
+        gv = vals.get(g.name) if isinstance(g, Var) else g
+        if gv is None:
+            continue
+        if isinstance(h, Var):
+            if init.setdefault(h.name, gv) != gv:  # type: ignore[arg-type]
+                return None
+        elif h != gv:
+            return None
+    return init
+
+
+def _match(p: Premise, triple: Triple, vals: dict[str, Node]) -> dict[str, Node] | None:
+    out = dict(vals)
+    for slot, value in zip((p.s, p.p, p.o), triple, strict=True):
+        if isinstance(slot, Var):
+            if out.setdefault(slot.name, value) != value:
+                return None
+        elif slot != value:
+            return None
+    return out
+
+
+def _values(cols: list[str], keys: list[tuple[Node, ...]]) -> str | None:
+    """A VALUES block; rows binding a blank node are left out (they cannot be written in SPARQL)."""
+    if not cols:
+        return ""
+    ok = [k for k in keys if not any(isinstance(t, ox.BlankNode) for t in k)]
+    if not ok:
+        return None
+    body = " ".join("(" + " ".join(str(t) for t in k) + ")" for k in ok)
+    return f"VALUES ({' '.join(f'?v_{c}' for c in cols)}) {{ {body} }}"
+
+
+def _reach(
+    start: Node, edges: dict[Node, list[tuple[Node, ox.NamedNode]]], min_len: int
+) -> dict[Node, list[tuple[Node, Node, ox.NamedNode]]]:
+    """Shortest chain of recorded edges from ``start`` to every node it reaches (breadth first)."""
+    out: dict[Node, list[tuple[Node, Node, ox.NamedNode]]] = {start: []} if min_len == 0 else {}
+    seen = {start}
+    level: list[tuple[Node, list[tuple[Node, Node, ox.NamedNode]]]] = [(start, [])]
+    while level:
+        nxt = []
+        for node, chain in level:
+            for b, g in edges.get(node, []):
+                path = [*chain, (node, b, g)]
+                if b not in out:
+                    out[b] = path
+                if b not in seen:
+                    seen.add(b)
+                    nxt.append((b, path))
+        level = nxt
+    return out
+
+
+def _dedupe(rows: list[Row]) -> list[Row]:
+    """One row per distinct bindings (and origin), keeping the smallest proof."""
+    best: dict[tuple[int, frozenset[GoalKey], tuple[tuple[str, str], ...]], tuple[int, str, Row]] = {}
+    for r in rows:
+        key = (r.tag, r.anc, tuple(sorted((k, str(v)) for k, v in r.vals.items())))
+        size = sum(s.size for _, s in r.sup)
+        cand = (size, ";".join(s.key for _, s in r.sup), r)
+        if key not in best or cand[:2] < best[key][:2]:
+            best[key] = cand
+    return [v[2] for v in best.values()]

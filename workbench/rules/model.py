@@ -1,0 +1,159 @@
+"""Rules as values: premises, filters, conclusions, test cases, and the rule set.
+
+A rule body is a list of :class:`Premise` (triple patterns over recorded facts, possibly a ``*``
+or ``+`` closure of one relation), SPARQL filter expressions, and ``FILTER NOT EXISTS`` groups.
+Variables are :class:`Var`; the focus node is ``Var("this")``. Filter text already names
+variables as the engine's queries do (``?v_name``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyoxigraph as ox
+
+from workbench.vocab import WB
+
+Node = ox.NamedNode | ox.Literal | ox.BlankNode
+
+# Record metadata a rule may read as facts about a record (its scope, what it supersedes...).
+# A premise with one of these predicates reads the record's metadata; any other reads content.
+METADATA_PREDICATES = frozenset(
+    p.value for p in (WB.appliesTo, WB.supersedes, WB.decidedBy, WB.recordType, WB.about, WB.supportedBy)
+)
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+
+    def __str__(self) -> str:
+        return f"?v_{self.name}"
+
+
+THIS = Var("this")
+Slot = Node | Var
+
+
+@dataclass(frozen=True)
+class Closure:
+    """``p*`` (min_len 0) or ``p+`` (min_len 1) over one relation, recorded facts only."""
+
+    predicate: ox.NamedNode
+    min_len: int
+
+    def __str__(self) -> str:
+        return f"{self.predicate}{'*' if self.min_len == 0 else '+'}"
+
+
+@dataclass(frozen=True)
+class Premise:
+    s: Slot
+    p: ox.NamedNode | Var | Closure
+    o: Slot
+    index: int = 0  # position in the rule, for showing premises in the order written; -1 = target
+
+    def vars(self) -> frozenset[str]:
+        return frozenset(t.name for t in (self.s, self.p, self.o) if isinstance(t, Var))
+
+    @property
+    def metadata(self) -> bool:
+        return isinstance(self.p, ox.NamedNode) and self.p.value in METADATA_PREDICATES
+
+    def __str__(self) -> str:
+        return f"{self.s} {self.p} {self.o}"
+
+
+@dataclass(frozen=True)
+class Filter:
+    sparql: str  # a SPARQL expression over ?v_ variables
+    vars: frozenset[str]
+
+
+@dataclass(frozen=True)
+class NotExists:
+    """What must not be recorded; ``vars`` are the rule variables it shares with the body."""
+
+    premises: tuple[Premise, ...]
+    vars: frozenset[str]
+    filters: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TestCase:
+    name: str
+    given: str  # Turtle
+    expect: str = ""
+    expect_not: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One version of a rule, as loaded and checked."""
+
+    iri: str
+    id: str
+    version: int
+    author: str
+    reading: str
+    status: str  # "active" | "draft" | "retired"
+    kind: str  # "sparql" | "triple"
+    head: tuple[Premise, ...]
+    body: tuple[Premise, ...]
+    filters: tuple[Filter, ...] = ()
+    absences: tuple[NotExists, ...] = ()
+    # Predicates the conclusion may have (None: any); a head with a variable predicate must
+    # restrict it with FILTER(?p IN (...)).
+    concludes: frozenset[str] | None = None
+    # Variables a FILTER(?v IN (...)) restricts to a set of IRIs: (name, IRIs).
+    domains: tuple[tuple[str, frozenset[str]], ...] = ()
+    text: str = ""  # the sh:construct query, or the triple rule spelled out
+    file: str = ""
+    tests: tuple[TestCase, ...] = ()
+
+    def domain(self, name: str) -> frozenset[str] | None:
+        return dict(self.domains).get(name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.id} v{self.version}"
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The rules in use. ``derivable`` tells whether a premise could be concluded by a rule."""
+
+    rules: tuple[Rule, ...] = field(default=())
+
+    def active(self) -> tuple[Rule, ...]:
+        return tuple(r for r in self.rules if r.status == "active")
+
+    def get(self, rule_id: str) -> Rule:
+        from workbench.errors import NotFound
+
+        found = [r for r in self.rules if r.id == rule_id]
+        if not found:
+            raise NotFound(f"no rule {rule_id!r}; rules: {', '.join(sorted({r.id for r in self.rules}))}")
+        return max(found, key=lambda r: r.version)
+
+    def concluding(self, p: ox.NamedNode | Var | Closure, allowed: frozenset[str] | None = None) -> list[Rule]:
+        """Active rules whose conclusion could have predicate ``p`` (a variable restricted to
+        ``allowed``, or anything)."""
+        out = []
+        for rule in self.active():
+            for h in rule.head:
+                hp = h.p
+                if isinstance(hp, ox.NamedNode):
+                    heads: frozenset[str] | None = frozenset({hp.value})
+                else:
+                    heads = rule.concludes
+                if isinstance(p, ox.NamedNode):
+                    ok = heads is None or p.value in heads
+                elif isinstance(p, Var):
+                    ok = heads is None or allowed is None or bool(heads & allowed)
+                else:
+                    ok = heads is None or p.predicate.value in heads
+                if ok:
+                    out.append(rule)
+                    break
+        return out

@@ -1,0 +1,88 @@
+"""What every pyoxigraph-backed store shares: reads and small writes over ``self._db``.
+
+:class:`workbench.store.EmbeddedStore` (on disk, crash-safe imports) and :class:`MemoryStore`
+(a scratch store in memory, for rule test cases and the reasoning oracle) build on it.
+
+>>> s = MemoryStore()
+>>> s.ask("ASK { ?s ?p ?o }")
+False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import IO
+
+import pyoxigraph as ox
+
+from workbench.errors import Invalid, ParseError
+from workbench.store.base import Batch, Capabilities, Check, Progress, Store, data_block
+
+
+class PyoxStore(Store):
+    """Reads and small writes over a pyoxigraph ``Store`` held in ``self._db``."""
+
+    _db: ox.Store
+
+    def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+        try:
+            return self._db.query(query)
+        except SyntaxError as exc:
+            raise ParseError(f"SPARQL syntax error: {exc}") from exc
+
+    def construct(self, query: str) -> list[ox.Triple]:
+        result = self._answer(query)
+        if not isinstance(result, ox.QueryTriples):
+            raise Invalid("expected a CONSTRUCT or DESCRIBE query")
+        return list(result)
+
+    def query_raw(self, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat) -> bytes:
+        result = self._answer(query)
+        if isinstance(result, ox.QueryTriples):
+            return result.serialize(format=graph) or b""
+        return result.serialize(format=results) or b""
+
+    def has_graph(self, graph: ox.NamedNode) -> bool:
+        return next(iter(self._db.quads_for_pattern(None, None, None, graph)), None) is not None
+
+    def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
+        for quad in self._db.quads_for_pattern(None, None, None, graph):
+            if not isinstance(quad.graph_name, ox.DefaultGraph):
+                yield quad
+
+    def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
+        self._db.dump(out, format=format)
+
+    def update(self, update: str) -> None:
+        try:
+            self._db.update(update)
+        except SyntaxError as exc:
+            raise ParseError(f"SPARQL Update syntax error: {exc}") from exc
+
+    def remove(self, quads: Sequence[ox.Quad]) -> None:
+        if not quads:
+            return
+        self._db.update(f"DELETE DATA {{ {data_block(quads)} }}")
+
+    def graph_names(self) -> frozenset[ox.NamedNode]:
+        return frozenset(g for g in self._db.named_graphs() if isinstance(g, ox.NamedNode))
+
+
+class MemoryStore(PyoxStore):
+    """A scratch store in memory: nothing survives the process. Used to run rule test cases and
+    the reasoning oracle on small graphs; never for anyone's memory."""
+
+    capabilities = Capabilities(
+        name="memory", on_disk=False, crash_safe_imports=False, bulk_load=False, staged_writes=False
+    )
+
+    def __init__(self) -> None:
+        self.location = ":memory:"
+        self._db = ox.Store()
+
+    def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
+        if batch.files:
+            raise Invalid("the scratch store takes quads, not files")
+        more = check() if check else []
+        self.remove(batch.removals)
+        self._db.extend([*batch.quads, *more])
