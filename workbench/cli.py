@@ -96,6 +96,8 @@ def main(ctx: click.Context, store: str | None, endpoint: str | None, user: str 
       workbench stats                  what is in it
       workbench entities resolve Paris
       workbench records --type decision
+      workbench ask "my car" needs gas
+      workbench count wedding --about me --year this
     """
     if store and endpoint:
         raise click.UsageError("give --store or --endpoint, not both")
@@ -409,6 +411,7 @@ def stats(wb: Workbench, as_json: bool) -> None:
     )
 
 
+import workbench.questions_cli  # noqa: E402, F401  (registers ask, count, current, decision, rules)
 from workbench.bench.cli import bench  # noqa: E402  (the group lives beside the benchmarks)
 
 main.add_command(bench)

@@ -288,18 +288,9 @@ class Workbench:
         """The rules in ``rules_dir``, loaded and checked once (syntax, shape, allowed
         constructs, test cases). Raises ParseError/Invalid naming file, rule and line."""
         if self._rules is None:
-            from workbench.relations import Relations
             from workbench.rules import load_rules, run_tests
 
-            # Relations the store knows, and those this version's ontology declares.
-            declared = {
-                q.subject.value
-                for path in ONTOLOGY_DIR.glob("*.ttl")
-                for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
-                if q.predicate == WB.relationLabel
-            }
-            relations = frozenset(p.value for p in Relations.load(self.store).by_key.values()) | declared
-            rules = load_rules(self.rules_dir.glob("*.ttl"), relations=relations)
+            rules = load_rules(self.rules_dir.glob("*.ttl"), relations=self.relations())
             failed = [c for c in run_tests(rules) if not c.passed]
             if failed:
                 c = failed[0]
@@ -309,6 +300,19 @@ class Workbench:
                 )
             self._rules = rules
         return self._rules
+
+    def relations(self) -> frozenset[str]:
+        """IRIs of the relations rules may conclude: those the store knows and those this
+        version's ontology declares."""
+        from workbench.relations import Relations
+
+        declared = {
+            q.subject.value
+            for path in ONTOLOGY_DIR.glob("*.ttl")
+            for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
+            if q.predicate == WB.relationLabel
+        }
+        return frozenset(p.value for p in Relations.load(self.store).by_key.values()) | declared
 
     def ask(self, subject: str, relation: str, obj: str | None = None, *, as_of: str | None = None) -> Answer:
         """Does ``subject relation obj`` hold, or what does ``subject relation``? Names and the

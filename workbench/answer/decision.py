@@ -11,9 +11,10 @@ from __future__ import annotations
 import pyoxigraph as ox
 
 from workbench import records
+from workbench.answer.evidence import Labels
 from workbench.answer.model import Answer, Finding, Tier
 from workbench.answer.proofs import Prover
-from workbench.ids import META_GRAPH, id_from_iri
+from workbench.ids import META_GRAPH
 from workbench.model import Record, Tombstone
 from workbench.rules.engine import Engine
 from workbench.rules.model import RuleSet
@@ -43,6 +44,8 @@ def decision(
         )
     iris = sorted((t[2] for t in found), key=str)
     recs = {r.iri: r for r in records.load(store, iris)}  # type: ignore[arg-type]
+    people = [ox.NamedNode(r.decided_by) for r in recs.values() if r.decided_by]
+    words = Labels(store, people)
     findings = []
     history: list[Finding] = []
     for iri in iris:
@@ -54,7 +57,7 @@ def decision(
                 label=rec.statement,
                 proofs=(prover.proof(support),),
                 note=rec.id,
-                details=_details(store, rec),
+                details=_details(store, rec, words),
             )
         )
         history += [_event(x) for x in records.chain(store, rec.id) if not (isinstance(x, Record) and x.iri == rec.iri)]
@@ -67,10 +70,10 @@ def decision(
     return Answer(tier=tier, findings=tuple(findings), history=tuple(history), summary=summary, **common)  # type: ignore[arg-type]
 
 
-def _details(store: Store, rec: Record) -> tuple[tuple[str, str], ...]:
+def _details(store: Store, rec: Record, words: Labels) -> tuple[tuple[str, str], ...]:
     out = [("decision", rec.id)]
     if rec.decided_by:
-        out.append(("decided by", id_from_iri(ox.NamedNode(rec.decided_by))))
+        out.append(("decided by", words(ox.NamedNode(rec.decided_by))))
     src = rec.source
     out.append(("source", ", ".join(x for x in (src.id, src.locator, src.captured_at) if x)))
     if src.text:

@@ -35,7 +35,7 @@ from workbench.model import Status
 from workbench.names import name_key
 from workbench.relations import Relations, negated
 from workbench.store import Batch, Store
-from workbench.vocab import PREFIXES, RDF, WB, XSD
+from workbench.vocab import OWL, PREFIXES, RDF, WB, XSD
 
 _PREFIXED = {
     "xsd:": "http://www.w3.org/2001/XMLSchema#",
@@ -47,12 +47,6 @@ _PREFIXED = {
 }
 
 
-_OWL = "http://www.w3.org/2002/07/owl#"
-NEGATIVE_PROPERTY_ASSERTION = ox.NamedNode(_OWL + "NegativePropertyAssertion")
-SOURCE_INDIVIDUAL = ox.NamedNode(_OWL + "sourceIndividual")
-ASSERTION_PROPERTY = ox.NamedNode(_OWL + "assertionProperty")
-TARGET_INDIVIDUAL = ox.NamedNode(_OWL + "targetIndividual")
-TARGET_VALUE = ox.NamedNode(_OWL + "targetValue")
 
 
 def negative_quads(fact: ox.Triple, graph: ox.NamedNode) -> list[ox.Quad]:
@@ -69,11 +63,11 @@ def negative_quads(fact: ox.Triple, graph: ox.NamedNode) -> list[ox.Quad]:
      ('targetIndividual', <NamedNode value=urn:wb:entity:charging>)]
     """
     node = ox.BlankNode()
-    target = TARGET_VALUE if isinstance(fact.object, ox.Literal) else TARGET_INDIVIDUAL
+    target = OWL.targetValue if isinstance(fact.object, ox.Literal) else OWL.targetIndividual
     return [
-        ox.Quad(node, RDF.type, NEGATIVE_PROPERTY_ASSERTION, graph),
-        ox.Quad(node, SOURCE_INDIVIDUAL, fact.subject, graph),
-        ox.Quad(node, ASSERTION_PROPERTY, fact.predicate, graph),
+        ox.Quad(node, RDF.type, OWL.NegativePropertyAssertion, graph),
+        ox.Quad(node, OWL.sourceIndividual, fact.subject, graph),
+        ox.Quad(node, OWL.assertionProperty, fact.predicate, graph),
         ox.Quad(node, target, fact.object, graph),
     ]
 
