@@ -35,7 +35,7 @@ def ask(
 ) -> Answer:
     engine = Engine(store, rules, as_of=as_of)
     result = engine.solve(subject, relation, obj)
-    negatives = _negatives(store, subject, relation, obj, as_of)
+    negatives, functional = _negatives(store, subject, relation, obj, as_of)
     found: dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support] = {t[2]: s for t, s in result.found.items()}
     prover = Prover(
         store, [*found.values(), *negatives.values()], extra_terms=[subject, relation, *([obj] if obj else [])]
@@ -64,7 +64,7 @@ def ask(
             **common,  # type: ignore[arg-type]
             summary=f"Conflicting: records disagree on whether {asked}; both sides are shown.",
         )
-    if _functional(store, relation) and len({f.value for f in findings if isinstance(by_value[f.value], Fact)}) > 1:
+    if functional and len({f.value for f in findings if isinstance(by_value[f.value], Fact)}) > 1:
         return Answer(
             tier=Tier.CONFLICTING,
             findings=findings,
@@ -99,23 +99,23 @@ def ask(
 
 def _negatives(
     store: Store, s: ox.NamedNode, p: ox.NamedNode, o: ox.NamedNode | None, as_of: str | None
-) -> dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support]:
-    """Recorded negative facts about ``s p (o)``: owl:NegativePropertyAssertion in records the
-    read sees. Their proof is the record that says "not"."""
-    target = str(o) if o is not None else "?o"
+) -> tuple[dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support], bool]:
+    """Recorded negative facts about ``s p (o)`` (owl:NegativePropertyAssertion in records the
+    read sees; the proof is the record that says "not"), and whether ``p`` is functional."""
+    same = f"FILTER(?o = {o})" if o is not None else ""
     rows = store.select(
         PREFIXES
-        + f"""SELECT ?o ?g WHERE {{ GRAPH ?g {{ ?n a owl:NegativePropertyAssertion ;
-            owl:sourceIndividual {s} ; owl:assertionProperty {p} .
-            {{ ?n owl:targetIndividual {target} }} UNION {{ ?n owl:targetValue {target} }} }}
-          GRAPH {META_GRAPH} {{ {effective("?g", as_of=as_of)} }} }}"""
+        + f"""SELECT ?o ?g ?f WHERE {{
+            {{ GRAPH ?g {{ ?n owl:sourceIndividual {s} ; owl:assertionProperty {p} .
+                 {{ ?n owl:targetIndividual ?o }} UNION {{ ?n owl:targetValue ?o }} }} {same}
+               GRAPH {META_GRAPH} {{ {effective("?g", as_of=as_of)} }} }}
+            UNION {{ GRAPH ?x {{ {p} a owl:FunctionalProperty }} BIND(true AS ?f) }} }}"""
     )
     out: dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support] = {}
-    for row in rows:
-        value = o if o is not None else row["o"]
-        out.setdefault(value, Fact((s, p, value), row["g"]))  # type: ignore[arg-type]
-    return out
-
-
-def _functional(store: Store, relation: ox.NamedNode) -> bool:
-    return store.ask(PREFIXES + f"ASK {{ GRAPH ?g {{ {relation} a owl:FunctionalProperty }} }}")
+    functional = False
+    for row in sorted(rows, key=lambda r: (str(r["o"]), str(r["g"]))):
+        if row["f"] is not None:
+            functional = True
+            continue
+        out.setdefault(row["o"], Fact((s, p, row["o"]), row["g"]))  # type: ignore[arg-type]
+    return out, functional

@@ -6,7 +6,7 @@ labels and one for its provenance, whatever its size.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 import pyoxigraph as ox
 
@@ -14,7 +14,7 @@ from workbench.answer.model import Recorded, Statement
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH, id_from_iri
 from workbench.model import RecordType, Source, Status
 from workbench.store import Store
-from workbench.vocab import PREFIXES, RDF
+from workbench.vocab import DCTERMS, PREFIXES, PROV, RDF, WB
 
 Triple = tuple[ox.NamedNode | ox.BlankNode | ox.Literal, ox.NamedNode, ox.NamedNode | ox.BlankNode | ox.Literal]
 
@@ -28,21 +28,25 @@ class Labels:
         if not iris:
             return
         values = " ".join(f"<{i}>" for i in iris)
+        # Plain lookups in a UNION (no OPTIONAL, no GROUP BY: those cost 10x here); the best
+        # kind of word wins: relation label, registered name, any SKOS label, rdfs:label, id.
         rows = store.select(
             PREFIXES
-            + f"""SELECT ?t (SAMPLE(?rel) AS ?r) (SAMPLE(?named) AS ?n) (SAMPLE(?pref) AS ?p)
-                  (SAMPLE(?lab) AS ?l) (SAMPLE(?ident) AS ?i) WHERE {{ VALUES ?t {{ {values} }}
-              OPTIONAL {{ GRAPH {ONTOLOGY_GRAPH} {{ ?t wb:relationLabel ?rel }} }}
-              OPTIONAL {{ GRAPH {ENTITIES_GRAPH} {{ ?t skos:prefLabel ?named }} }}
-              OPTIONAL {{ GRAPH ?g {{ ?t skos:prefLabel ?pref }} }}
-              OPTIONAL {{ GRAPH {ONTOLOGY_GRAPH} {{ ?t rdfs:label ?lab }} }}
-              OPTIONAL {{ GRAPH {META_GRAPH} {{ ?t dcterms:identifier ?ident }} }}
-            }} GROUP BY ?t"""
+            + f"""SELECT ?t ?k ?w WHERE {{ VALUES ?t {{ {values} }}
+              {{ GRAPH {ONTOLOGY_GRAPH} {{ ?t wb:relationLabel ?w }} BIND(1 AS ?k) }}
+              UNION {{ GRAPH {ENTITIES_GRAPH} {{ ?t skos:prefLabel ?w }} BIND(2 AS ?k) }}
+              UNION {{ GRAPH ?g {{ ?t skos:prefLabel ?w }} BIND(3 AS ?k) }}
+              UNION {{ GRAPH {ONTOLOGY_GRAPH} {{ ?t rdfs:label ?w }} BIND(4 AS ?k) }}
+              UNION {{ GRAPH {META_GRAPH} {{ ?t dcterms:identifier ?w }} BIND(5 AS ?k) }} }}"""
         )
+        best: dict[str, tuple[int, str]] = {}
         for row in rows:
-            word = next((row[k] for k in ("r", "n", "p", "l", "i") if row[k] is not None), None)
-            if word is not None:
-                self.words.setdefault(row["t"].value, word.value)  # type: ignore[union-attr]
+            cand = (int(row["k"].value), row["w"].value)  # type: ignore[union-attr]
+            t = row["t"].value  # type: ignore[union-attr]
+            if t not in best or cand < best[t]:
+                best[t] = cand
+        for t, (_, word) in best.items():
+            self.words.setdefault(t, word)
 
     def __call__(self, term: object) -> str:
         if isinstance(term, ox.NamedNode):
@@ -65,39 +69,46 @@ def recorded(
     if not records:
         return {}
     values = " ".join(f"<{r}>" for r in records)
+    # A star query per record and per source, assembled here (a GROUP BY costs 10x).
     rows = store.select(
         PREFIXES
-        + f"""SELECT ?r ?id ?type ?status ?ef ?created ?admitted ?srcid ?cap ?loc
-                     (GROUP_CONCAT(DISTINCT STR(?said); separator=" ") AS ?by) WHERE {{
-            VALUES ?r {{ {values} }} GRAPH {META_GRAPH} {{
-              ?r dcterms:identifier ?id ; wb:recordType ?type ; wb:status ?status ; prov:generatedAtTime ?created ;
-                 prov:wasDerivedFrom ?src . ?src dcterms:identifier ?srcid ; prov:wasAttributedTo ?said .
-              OPTIONAL {{ ?r wb:effectiveFrom ?ef }} OPTIONAL {{ ?r wb:admitted ?admitted }}
-              OPTIONAL {{ ?src prov:generatedAtTime ?cap }} OPTIONAL {{ ?src wb:locator ?loc }} }} }}
-          GROUP BY ?r ?id ?type ?status ?ef ?created ?admitted ?srcid ?cap ?loc"""
+        + f"""SELECT ?r ?p ?o ?sp ?so WHERE {{ VALUES ?r {{ {values} }} GRAPH {META_GRAPH} {{
+            {{ ?r ?p ?o FILTER(?p IN (dcterms:identifier, wb:recordType, wb:status, prov:generatedAtTime,
+                                     wb:effectiveFrom, wb:admitted)) }}
+            UNION {{ ?r prov:wasDerivedFrom ?src . ?src ?sp ?so FILTER(?sp IN
+                    (dcterms:identifier, prov:wasAttributedTo, prov:generatedAtTime, wb:locator)) }} }} }}"""
     )
-    meta = {row["r"].value: row for row in rows}  # type: ignore[union-attr]
+    meta: dict[str, dict[str, list[str]]] = {}
+    for row in rows:
+        entry = meta.setdefault(row["r"].value, {})  # type: ignore[union-attr]
+        if row["p"] is not None:
+            entry.setdefault(row["p"].value, []).append(row["o"].value)  # type: ignore[union-attr]
+        else:
+            entry.setdefault("src:" + row["sp"].value, []).append(row["so"].value)  # type: ignore[union-attr]
     out: dict[tuple[Triple, str], Recorded] = {}
     for triple, rec in pairs:
-        row = meta.get(rec.value)
-        if row is None:
+        m = meta.get(rec.value)
+        if m is None or DCTERMS.identifier.value not in m:
             continue
 
-        def text(key: str, row: Mapping[str, object] = row) -> str | None:
-            v = row[key]
-            return v.value if isinstance(v, ox.Literal | ox.NamedNode) else None
+        def one(key: str, m: dict[str, list[str]] = m) -> str | None:
+            values = sorted(m.get(key, []))
+            return values[0] if values else None
 
-        said = sorted(id_from_iri(ox.NamedNode(a)) for a in (text("by") or "").split())
+        said = sorted(id_from_iri(ox.NamedNode(a)) for a in m.get("src:" + PROV.wasAttributedTo.value, []))
         out[(triple, rec.value)] = Recorded(
             statement=labels.statement(triple),
-            record=text("id") or id_from_iri(rec),
-            record_type=RecordType.from_iri(text("type") or "").value,
-            status=Status.from_iri(text("status") or "").value,
+            record=one(DCTERMS.identifier.value) or id_from_iri(rec),
+            record_type=RecordType.from_iri(one(WB.recordType.value) or "").value,
+            status=Status.from_iri(one(WB.status.value) or "").value,
             source=Source(
-                id=text("srcid") or "", said_by=", ".join(said), captured_at=text("cap"), locator=text("loc")
+                id=one("src:" + DCTERMS.identifier.value) or "",
+                said_by=", ".join(said),
+                captured_at=one("src:" + PROV.generatedAtTime.value),
+                locator=one("src:" + WB.locator.value),
             ),
-            admitted=text("admitted") == "true",
-            effective_from=text("ef"),
-            created_at=text("created") or "",
+            admitted=one(WB.admitted.value) == "true",
+            effective_from=one(WB.effectiveFrom.value),
+            created_at=one(PROV.generatedAtTime.value) or "",
         )
     return out

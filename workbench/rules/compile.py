@@ -176,11 +176,14 @@ def _add_filter(expr: Any, body: Body, fresh: _Fresh, where: str) -> None:
         return
     if name == "Builtin_EXISTS":
         raise Invalid("FILTER EXISTS is not allowed; write the pattern as premises", where=where)
+    names: set[str] = set()
+    text = expression(expr, names, where)
+    domain = None
     in_iris = name == "RelationalExpression" and expr.op == "IN" and isinstance(expr.expr, Variable)
     if in_iris and all(isinstance(x, URIRef) for x in expr.other):
-        body.domains[str(expr.expr)] = frozenset(str(x) for x in expr.other)
-    names: set[str] = set()
-    body.filters.append(Filter(sparql=expression(expr, names, where), vars=frozenset(names)))
+        domain = (str(expr.expr), frozenset(str(x) for x in expr.other))
+        body.domains[domain[0]] = domain[1]
+    body.filters.append(Filter(sparql=text, vars=frozenset(names), domain=domain))
 
 
 def expression(e: Any, names: set[str], where: str) -> str:

@@ -81,6 +81,8 @@ class Step:
 
 
 Support = Fact | Step
+# One recorded match of a lookup: the new bindings, and the facts (with premise positions) used.
+Match = tuple[dict[str, Node], tuple[tuple[int, Support], ...]]
 
 
 def better(a: Support, b: Support) -> bool:
@@ -117,6 +119,9 @@ class Engine:
         self.incomplete = False
         self.queries = 0
         self._edges: dict[tuple[str, bool], dict[Node, list[tuple[Node, ox.NamedNode]]]] = {}
+        self._seen: dict[
+            tuple[str, tuple[Node, ...]], list[tuple[dict[str, Node], tuple[tuple[int, Support], ...]]]
+        ] = {}
 
     # ------------------------------------------------------------------ goals
 
@@ -142,14 +147,14 @@ class Engine:
         todo = list(rule.body)
         filters: list[Filter | NotExists] = [*rule.filters, *rule.absences]
         bound = set(rows[0].vals) if rows else set()
+        rows = _domains(rows, filters, bound)
         while todo and rows:
             premise = max(todo, key=lambda p: (_bound_score(p, bound), -self._derivable_rank(rule, p)))
+            todo.remove(premise)
             if isinstance(premise.p, Closure):
-                todo.remove(premise)
                 rows = self._closure(premise, rows)
             elif not self._derivable(rule, premise):
                 group = [premise]
-                todo.remove(premise)
                 known = bound | premise.vars()
                 for other in list(todo):
                     if not isinstance(other.p, Closure) and not self._derivable(rule, other) and other.vars() & known:
@@ -157,26 +162,22 @@ class Engine:
                         todo.remove(other)
                         known |= other.vars()
                 ready = [f for f in filters if f.vars <= known]
-                for f in ready:
-                    filters.remove(f)
                 rows = self._recorded(group, rows, ready)
+                filters = [f for f in filters if f not in ready]
             else:
-                todo.remove(premise)
-                known = bound | premise.vars()
-                ready = [f for f in filters if f.vars <= known]
+                ready = [f for f in filters if f.vars <= bound | premise.vars()]
                 recorded = self._recorded([premise], rows, ready)
                 derived = self._derived(premise, rows, rule)
                 if derived and ready:
                     derived = self._filter(derived, ready)
-                for f in ready:
-                    filters.remove(f)
                 rows = _dedupe(recorded + derived)
+                filters = [f for f in filters if f not in ready]
             bound = set(rows[0].vals) if rows else bound
+            rows = _domains(rows, filters, bound)
             late = [f for f in filters if f.vars <= bound]
             if late and rows:
                 rows = self._filter(rows, late)
-                for f in late:
-                    filters.remove(f)
+                filters = [f for f in filters if f not in late]
         return rows
 
     def _derivable_rank(self, rule: Rule, p: Premise) -> int:
@@ -193,33 +194,57 @@ class Engine:
     def _recorded(
         self, premises: Sequence[Premise], rows: list[Row], filters: Sequence[Filter | NotExists]
     ) -> list[Row]:
-        """Join ``rows`` with premises over the recorded facts, in one SELECT."""
+        """Join ``rows`` with premises over the recorded facts, in one SELECT. A lone premise
+        without filters is looked up through the question's cache (rules often share one)."""
         if not rows:
             return []
         used = set().union(*(p.vars() for p in premises), *(f.vars for f in filters))
         cols = sorted(v for v in rows[0].vals if v in used)
-        patterns = [self._pattern(p, f"g{i}") for i, p in enumerate(premises)]
-        conditions = [self._condition(f, len(premises) + i) for i, f in enumerate(filters)]
-        outs = sorted(set().union(*(p.vars() for p in premises)) - set(cols))
-        select = " ".join([*(f"?v_{v}" for v in cols + outs), *(f"?g{i}" for i in range(len(premises)))])
         keys: dict[tuple[Node, ...], list[Row]] = {}
         for row in rows:
             keys.setdefault(tuple(row.vals[c] for c in cols), []).append(row)
-        values = _values(cols, list(keys))
-        if values is None:
-            return []
-        query = PREFIXES + f"SELECT {select} WHERE {{ {values} {' '.join(patterns)} {' '.join(conditions)} }}"
-        self.queries += 1
+        if len(premises) == 1 and not filters:
+            shape = _shape(premises[0], cols)
+            missing = [k for k in keys if (shape, k) not in self._seen]
+            found = self._query(premises, cols, missing, filters) if missing else {}
+            for k in missing:
+                self._seen[(shape, k)] = found.get(k, [])
+            matches = {k: self._seen[(shape, k)] for k in keys}
+        else:
+            matches = self._query(premises, cols, list(keys), filters)
         out = []
-        for sol in self.store.select(query):
+        for key, hits in matches.items():
+            for new, facts in hits:
+                for row in keys[key]:
+                    out.append(Row({**row.vals, **new}, row.sup + facts, row.anc, row.tag))
+        return out
+
+    def _query(
+        self,
+        premises: Sequence[Premise],
+        cols: list[str],
+        keys: list[tuple[Node, ...]],
+        filters: Sequence[Filter | NotExists],
+    ) -> dict[tuple[Node, ...], list[Match]]:
+        """For each key (values of ``cols``), the new bindings and recorded facts of each match."""
+        values = _values(cols, keys)
+        if values is None:
+            return {}
+        patterns = " ".join(self._pattern(p, f"g{i}") for i, p in enumerate(premises))
+        conditions = " ".join(self._condition(f, len(premises) + i) for i, f in enumerate(filters))
+        outs = sorted(set().union(*(p.vars() for p in premises)) - set(cols))
+        select = " ".join([*(f"?v_{v}" for v in cols + outs), *(f"?g{i}" for i in range(len(premises)))])
+        self.queries += 1
+        out: dict[tuple[Node, ...], list[Match]] = {}
+        for sol in self.store.select(PREFIXES + f"SELECT {select} WHERE {{ {values} {patterns} {conditions} }}"):
             key = tuple(sol[f"v_{c}"] for c in cols)
             new = {v: sol[f"v_{v}"] for v in outs}
-            facts = []
-            for i, p in enumerate(premises):
-                triple = _ground(p, {**dict(zip(cols, key, strict=True)), **new})  # type: ignore[arg-type, dict-item]
-                facts.append((p.index, Fact(triple, sol[f"g{i}"])))  # type: ignore[arg-type]
-            for row in keys.get(key, []):  # type: ignore[arg-type]
-                out.append(Row({**row.vals, **new}, row.sup + tuple(facts), row.anc, row.tag))  # type: ignore[dict-item]
+            both = {**dict(zip(cols, key, strict=True)), **new}
+            facts = tuple(
+                (p.index, Fact(_ground(p, both), sol[f"g{i}"]))  # type: ignore[arg-type]
+                for i, p in enumerate(premises)
+            )
+            out.setdefault(key, []).append((new, facts))  # type: ignore[arg-type]
         return out
 
     def _pattern(self, p: Premise, g: str) -> str:
@@ -287,8 +312,7 @@ class Engine:
                 else:
                     continue
                 facts = tuple(
-                    (p.index, Fact((a, p.p.predicate, b) if forward else (b, p.p.predicate, a), g))
-                    for a, b, g in chain
+                    (p.index, Fact((a, p.p.predicate, b) if forward else (b, p.p.predicate, a), g)) for a, b, g in chain
                 )
                 out.append(Row(vals, row.sup + facts, row.anc, row.tag))
         return _dedupe(out)
@@ -377,6 +401,27 @@ class Engine:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _domains(rows: list[Row], filters: list[Filter | NotExists], bound: set[str]) -> list[Row]:
+    """Apply FILTER(?v IN (<iri>...)) in Python once ?v is bound (removing it from ``filters``)."""
+    for f in [f for f in filters if isinstance(f, Filter) and f.domain and f.domain[0] in bound]:
+        name, iris = f.domain  # type: ignore[misc]
+        rows = [r for r in rows if isinstance(r.vals[name], ox.NamedNode) and r.vals[name].value in iris]
+        filters.remove(f)
+    return rows
+
+
+def _shape(p: Premise, cols: list[str]) -> str:
+    """A premise's pattern with variables renamed by role, so equal lookups share a cache entry."""
+    names = {c: f"b{i}" for i, c in enumerate(cols)}
+    for v in sorted(p.vars() - set(cols)):
+        names[v] = f"f{len(names)}"
+
+    def show(t: object) -> str:
+        return names[t.name] if isinstance(t, Var) else str(t)
+
+    return f"{show(p.s)} {show(p.p)} {show(p.o)} {p.metadata} {p.index}"
 
 
 def _bound_score(p: Premise, bound: set[str]) -> int:

@@ -68,6 +68,8 @@ class Premise:
 class Filter:
     sparql: str  # a SPARQL expression over ?v_ variables
     vars: frozenset[str]
+    # For FILTER(?v IN (<iri>, ...)): (v, the IRIs), so the engine can check it without a query.
+    domain: tuple[str, frozenset[str]] | None = None
 
 
 @dataclass(frozen=True)
