@@ -6,6 +6,11 @@
 20
 >>> wb.resolve("巴黎").entities
 ('urn:wb:entity:paris',)
+>>> answer = wb.ask("my car", "needs", "gas")
+>>> answer.tier, answer.values
+(<Tier.DERIVED: 'derived'>, ['gasoline'])
+>>> wb.count("wedding", about="me", year=2026).summary
+'At least 3 weddings between 2026-01-01 and 2026-12-31; 1 undated one could not be placed.'
 >>> wb.close()
 """
 
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import os
 
+from workbench.answer.model import Answer, Derived, Finding, Recorded, Tier
 from workbench.errors import (
     Ambiguous,
     Conflict,
@@ -35,19 +41,24 @@ def open(location: str | os.PathLike[str], *, create: bool = False, user: str | 
 
 __all__ = [
     "Ambiguous",
+    "Answer",
     "Conflict",
+    "Derived",
     "Entity",
+    "Finding",
     "Forbidden",
     "ImportReport",
     "Invalid",
     "NotFound",
     "ParseError",
     "Record",
+    "Recorded",
     "RecordType",
     "Resolution",
     "Source",
     "Status",
     "StoreUnavailable",
+    "Tier",
     "Tombstone",
     "Unsupported",
     "Workbench",
