@@ -57,12 +57,16 @@ def ask(
 
     clash = [f for f in said_no if f.value in {x.value for x in findings}]
     if clash:
-        both = tuple(f for f in findings if f.value in {c.value for c in clash}) + tuple(clash)
+        # Every value stays; the disputed ones are shown with both sides.
+        disputed = {c.value for c in clash}
+        both = tuple(f for f in findings) + tuple(clash)
+        words_of = ", ".join(sorted(words(v) for v in found if str(v) in disputed))
         return Answer(
             tier=Tier.CONFLICTING,
             findings=both,
             **common,  # type: ignore[arg-type]
-            summary=f"Conflicting: records disagree on whether {asked}; both sides are shown.",
+            summary=f"Conflicting: records disagree on whether {words(subject)} {words(relation)} "
+            f"{words_of}; both sides are shown.",
         )
     if functional and len({f.value for f in findings if isinstance(by_value[f.value], Fact)}) > 1:
         return Answer(

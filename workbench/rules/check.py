@@ -9,6 +9,7 @@ subject; every other triple is the content of one active record.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -47,7 +48,10 @@ def parse_turtle(text: str, where: str) -> list[ox.Triple]:
     try:
         return [q.triple for q in ox.parse(TEST_PREFIXES + text, format=ox.RdfFormat.TURTLE)]
     except SyntaxError as exc:
-        raise ParseError(f"Turtle syntax error in a test case: {exc}", where=where) from None
+        # Lines are counted in the test case's own text, not after the prefixes put before it.
+        shift = TEST_PREFIXES.count("\n")
+        message = re.sub(r"line (\d+)", lambda m: f"line {int(m.group(1)) - shift}", str(exc))
+        raise ParseError(f"Turtle syntax error in a test case: {message}", where=where) from None
 
 
 def scratch(triples: list[ox.Triple]) -> Store:

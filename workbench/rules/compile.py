@@ -93,7 +93,16 @@ def parse_construct(text: str, where: str) -> tuple[list[Premise], Body]:
     if _UPDATE.match(strip_prologue(text)):
         raise Invalid("uses SPARQL Update: a rule only draws conclusions, it never changes the store", where=where)
     try:
-        query = algebra.translateQuery(parser.parseQuery(text))
+        tree = parser.parseQuery(text)
+        if _constant_filter(tree):
+            raise Invalid(
+                "a FILTER on a constant (such as FILTER(false)) decides nothing about the facts; "
+                "remove it or write the condition over the rule's variables",
+                where=where,
+            )
+        query = algebra.translateQuery(tree)
+    except Invalid:
+        raise
     except Exception as exc:  # pyparsing's ParseException, or rdflib's own errors on bad prefixes
         line, col = getattr(exc, "lineno", None), getattr(exc, "col", None)
         at = f"line {line}, column {col}: " if line else ""
@@ -105,7 +114,10 @@ def parse_construct(text: str, where: str) -> tuple[list[Premise], Body]:
         raise Invalid("FROM / FROM NAMED are not allowed: a rule reads the recorded facts", where=where)
     fresh = _Fresh()
     body = Body()
-    _walk(alg.p, body, fresh, where)
+    top = alg.p
+    while getattr(top, "name", "") in ("Project", "Distinct", "Reduced"):  # the query's own projection
+        top = top.p
+    _walk(top, body, fresh, where)
     outer = frozenset().union(*(p.vars() for p in body.premises))
     body.absences = [NotExists(a.premises, a.vars & outer, a.filters) for a in body.absences]
     head = [Premise(_slot(s, where), _head_predicate(p, where), _slot(o, where)) for s, p, o in alg.template]
@@ -114,10 +126,37 @@ def parse_construct(text: str, where: str) -> tuple[list[Premise], Body]:
     return head, body
 
 
+def _constant_filter(tree: Any) -> bool:
+    """Whether the parse tree has a FILTER whose expression is a bare literal. rdflib's algebra
+    silently drops falsy ones (FILTER(false), FILTER(0)), so they are caught before it."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, CompValue):
+            if node.name == "Filter":
+                expr = node.get("expr")
+                # The parser wraps a bare term in one-armed Or/And/Relational/... expressions.
+                while isinstance(expr, CompValue) and {k for k, v in expr.items() if v not in (None, [])} <= {
+                    "expr",
+                    "_vars",
+                }:
+                    expr = expr.get("expr")
+                if isinstance(expr, Literal):
+                    return True
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple) or type(node).__name__ == "ParseResults":
+            stack.extend(node)
+    return False
+
+
 def _walk(node: Any, body: Body, fresh: _Fresh, where: str) -> None:
     name = getattr(node, "name", type(node).__name__)
-    if name in ("Project", "Distinct", "Reduced", "ToMultiSet"):
-        _walk(node.p, body, fresh, where)
+    if name == "ToMultiSet" and getattr(node.p, "name", "") == "values":
+        raise Invalid("VALUES is not allowed in a rule body; use FILTER(?x IN (...))", where=where)
+    if name in ("Project", "Distinct", "Reduced", "ToMultiSet", "SelectQuery"):
+        raise Invalid("subqueries are not allowed in a rule body (every solution must be a proof)", where=where)
     elif name == "Join":
         _walk(node.p1, body, fresh, where)
         _walk(node.p2, body, fresh, where)
@@ -178,6 +217,12 @@ def _add_filter(expr: Any, body: Body, fresh: _Fresh, where: str) -> None:
         raise Invalid("FILTER EXISTS is not allowed; write the pattern as premises", where=where)
     names: set[str] = set()
     text = expression(expr, names, where)
+    if not names:
+        raise Invalid(
+            f"a FILTER on constants only ({text}) decides nothing about the facts; remove it or "
+            "write the condition over the rule's variables",
+            where=where,
+        )
     domain = None
     in_iris = name == "RelationalExpression" and expr.op == "IN" and isinstance(expr.expr, Variable)
     if in_iris and all(isinstance(x, URIRef) for x in expr.other):

@@ -10,8 +10,10 @@ How a goal ``(s, p, o?)`` is solved:
   premises no rule concludes are pushed down together, premises a rule concludes become
   sub-goals, closures (``p*``, ``p+``) are walked level by level and remembered per question.
 
-A sub-goal equal to one of its own ancestors is cut: a conclusion never supports itself. Depth
-is bounded; hitting the bound marks the result ``incomplete`` (never a wrong "no"). Nothing is
+Sub-goals are tabled: each is solved once per pass; one met again while in progress (a cycle)
+reads its table so far, and the question re-runs until no table grows. A conclusion never
+supports itself. Depth is bounded; hitting the bound marks the result ``incomplete`` (never a
+wrong "no"). Nothing is
 written anywhere. Each solution's bindings instantiate the premises: that is the proof.
 """
 
@@ -30,9 +32,10 @@ from workbench.store import Store
 from workbench.vocab import PREFIXES
 
 Triple = tuple[Node, ox.NamedNode, Node]
-GoalKey = tuple[Node | None, Node | None, Node | None]
+TableKey = tuple[str, int, frozenset[tuple[str, Node]]]
 MAX_DEPTH = 8
 MAX_CLOSURE = 64
+MAX_PASSES = 16
 
 
 @dataclass(frozen=True)
@@ -92,9 +95,11 @@ def better(a: Support, b: Support) -> bool:
 
 @dataclass
 class Row:
+    """One partial solution: bindings, the supports of the premises so far (with their positions
+    in the rule), and which sub-goal of a batch it answers."""
+
     vals: dict[str, Node]
     sup: tuple[tuple[int, Support], ...]
-    anc: frozenset[GoalKey]
     tag: int = 0
 
 
@@ -109,7 +114,8 @@ class Result:
 
 class Engine:
     """Answers goals over one store, for one read (now, or as of a date). Not thread-safe;
-    make one per question (it remembers closure edges for the question's lifetime)."""
+    make one per question: it remembers lookups, closure edges and sub-goal answers (tables)
+    for the question's lifetime, never longer."""
 
     def __init__(self, store: Store, rules: RuleSet, *, as_of: str | None = None, max_depth: int = MAX_DEPTH) -> None:
         self.store = store
@@ -119,19 +125,35 @@ class Engine:
         self.incomplete = False
         self.queries = 0
         self._edges: dict[tuple[str, bool], dict[Node, list[tuple[Node, ox.NamedNode]]]] = {}
-        self._seen: dict[
-            tuple[str, tuple[Node, ...]], list[tuple[dict[str, Node], tuple[tuple[int, Support], ...]]]
-        ] = {}
+        self._seen: dict[tuple[str, tuple[Node, ...]], list[tuple[tuple[Node, ...], Fact]]] = {}
+        # Tabling: each sub-goal (rule, conclusion, initial bindings) is solved once per pass; a
+        # sub-goal met again while in progress reads its table so far, and the question is
+        # re-run until no table grows (a fixpoint), so cycles are complete and terminate.
+        self._tables: dict[TableKey, dict[Triple, Step]] = {}
+        self._done: set[TableKey] = set()
+        self._active: set[TableKey] = set()
+        self._cycle = False
+        self._grew = False
+        self._cut = False
+        self._depth = 0
 
     # ------------------------------------------------------------------ goals
 
     def solve(self, s: Node, p: ox.NamedNode, o: Node | None = None, *, derive: bool = True) -> Result:
         """Every fact matching ``s p o`` (o may be open), recorded and, with ``derive``, derived."""
         goal = Premise(Var("s") if s is None else s, p, Var("o") if o is None else o)
-        row = Row({}, (), frozenset())
-        rows = self._recorded([goal], [row], [])
-        if derive:
-            rows += self._derived(goal, [row])
+        rows = self._recorded([goal], [Row({}, ())], [])
+        derived: list[Row] = []
+        for n in range(MAX_PASSES if derive else 0):
+            self._done, self._cycle, self._grew, self._cut = set(), False, False, False
+            derived = self._derived(goal, [Row({}, ())])
+            if not ((self._cycle or self._cut) and self._grew):
+                break
+            if n == MAX_PASSES - 1:
+                self._cut = True
+        # Incomplete when the last pass still met the depth bound: more may follow.
+        self.incomplete = self.incomplete or self._cut
+        rows += derived
         result = Result(incomplete=self.incomplete)
         for r in rows:
             support = r.sup[-1][1]
@@ -204,20 +226,32 @@ class Engine:
         for row in rows:
             keys.setdefault(tuple(row.vals[c] for c in cols), []).append(row)
         if len(premises) == 1 and not filters:
-            shape = _shape(premises[0], cols)
-            missing = [k for k in keys if (shape, k) not in self._seen]
-            found = self._query(premises, cols, missing, filters) if missing else {}
-            for k in missing:
-                self._seen[(shape, k)] = found.get(k, [])
-            matches = {k: self._seen[(shape, k)] for k in keys}
+            matches = self._lookup(premises[0], cols, list(keys))
         else:
             matches = self._query(premises, cols, list(keys), filters)
         out = []
         for key, hits in matches.items():
             for new, facts in hits:
                 for row in keys[key]:
-                    out.append(Row({**row.vals, **new}, row.sup + facts, row.anc, row.tag))
+                    out.append(Row({**row.vals, **new}, row.sup + facts, row.tag))
         return out
+
+    def _lookup(self, p: Premise, cols: list[str], keys: list[tuple[Node, ...]]) -> dict[tuple[Node, ...], list[Match]]:
+        """A lone premise's matches, remembered by the premise's shape (variables by position),
+        so rules that share a premise under other variable names share the lookup."""
+        shape, free = _shape(p, cols)
+        missing = [k for k in keys if (shape, k) not in self._seen]
+        if missing:
+            found = self._query([p], cols, missing, [])
+            for k in missing:
+                self._seen[(shape, k)] = [
+                    (tuple(new[v] for v in free), fact)  # type: ignore[misc]
+                    for new, ((_, fact),) in found.get(k, [])
+                ]
+        return {
+            k: [(dict(zip(free, values, strict=True)), ((p.index, fact),)) for values, fact in self._seen[(shape, k)]]
+            for k in keys
+        }
 
     def _query(
         self,
@@ -314,7 +348,7 @@ class Engine:
                 facts = tuple(
                     (p.index, Fact((a, p.p.predicate, b) if forward else (b, p.p.predicate, a), g)) for a, b, g in chain
                 )
-                out.append(Row(vals, row.sup + facts, row.anc, row.tag))
+                out.append(Row(vals, row.sup + facts, row.tag))
         return _dedupe(out)
 
     def _expand(
@@ -346,58 +380,69 @@ class Engine:
         out: list[Row] = []
         allowed = parent.domain(premise.p.name) if parent and isinstance(premise.p, Var) else None
         for rule in self.rules.concluding(premise.p, allowed):
-            for head in rule.head:
-                out += self._apply(rule, head, premise, rows)
+            for hi, head in enumerate(rule.head):
+                out += self._apply(rule, hi, head, premise, rows)
         return out
 
-    def _apply(self, rule: Rule, head: Premise, premise: Premise, rows: list[Row]) -> list[Row]:
-        inits: dict[tuple[frozenset[tuple[str, Node]], frozenset[GoalKey]], int] = {}
-        links: list[tuple[int, int]] = []
+    def _apply(self, rule: Rule, hi: int, head: Premise, premise: Premise, rows: list[Row]) -> list[Row]:
+        links: list[tuple[int, TableKey]] = []
+        todo: dict[TableKey, dict[str, Node]] = {}
         for i, row in enumerate(rows):
             init = _unify(head, premise, row.vals)
             if init is None:
                 continue
-            key = _key(premise, row.vals)
-            if key in row.anc:
-                continue  # the goal is its own ancestor: any proof through it would be circular
-            if len(row.anc) > self.max_depth:
-                self.incomplete = True
+            key = (rule.iri, hi, frozenset(init.items()))
+            links.append((i, key))
+            if key in self._done:
                 continue
-            k = (frozenset(init.items()), row.anc | {key})
-            links.append((i, inits.setdefault(k, len(inits))))
-        if not inits:
-            return []
-        sub = [Row(dict(k[0]), (), k[1], tag) for k, tag in inits.items()]
-        best: dict[tuple[int, Triple], Step] = {}
-        for sol in self._body(rule, sub):
-            triple = _ground(head, sol.vals)
-            step = Step(
-                triple=triple,
-                rule=rule,
-                bindings=tuple(sorted((k, v) for k, v in sol.vals.items() if not k.startswith("_"))),
-                premises=tuple(s for _, s in sorted(sol.sup, key=lambda x: x[0])),
-                absences=tuple(
-                    (p, tuple(sorted((k, v) for k, v in sol.vals.items() if k in a.vars)))
-                    for a in rule.absences
-                    for p in a.premises
-                ),
-            )
-            if triple in set(step.triples()):
-                continue  # never a premise of itself
-            k2 = (sol.tag, triple)
-            if k2 not in best or better(step, best[k2]):
-                best[k2] = step
-        by_tag: dict[int, list[Step]] = {}
-        for (tag, _), step in sorted(best.items(), key=lambda kv: (kv[0][0], kv[1].key)):
-            by_tag.setdefault(tag, []).append(step)
+            if key in self._active:
+                self._cycle = True  # in progress: use its table so far; a later pass completes it
+                continue
+            todo[key] = init
+        if todo and self._depth >= self.max_depth:
+            self._cut = True  # the depth bound: another pass may reach further, else incomplete
+        elif todo:
+            keys = list(todo)
+            self._active.update(keys)
+            self._depth += 1
+            try:
+                solutions = self._body(rule, [Row(dict(todo[k]), (), tag) for tag, k in enumerate(keys)])
+            finally:
+                self._depth -= 1
+                self._active.difference_update(keys)
+            for sol in solutions:
+                self._table(keys[sol.tag], rule, head, sol)
+            self._done.update(keys)
         out = []
-        for i, tag in links:
+        for i, key in links:
             row = rows[i]
-            for step in by_tag.get(tag, []):
-                vals = _match(premise, step.triple, row.vals)
+            for triple, step in sorted(self._tables.get(key, {}).items(), key=lambda kv: kv[1].key):
+                vals = _match(premise, triple, row.vals)
                 if vals is not None:
-                    out.append(Row(vals, row.sup + ((premise.index, step),), row.anc, row.tag))
+                    out.append(Row(vals, row.sup + ((premise.index, step),), row.tag))
         return out
+
+    def _table(self, key: TableKey, rule: Rule, head: Premise, sol: Row) -> None:
+        """Keep a solution's conclusion in the sub-goal's table, with the smaller proof."""
+        triple = _ground(head, sol.vals)
+        step = Step(
+            triple=triple,
+            rule=rule,
+            bindings=tuple(sorted((k, v) for k, v in sol.vals.items() if not k.startswith("_"))),
+            premises=tuple(s for _, s in sorted(sol.sup, key=lambda x: x[0])),
+            absences=tuple(
+                (p, tuple(sorted((k, v) for k, v in sol.vals.items() if k in a.vars)))
+                for a in rule.absences
+                for p in a.premises
+            ),
+        )
+        if triple in set(step.triples()):
+            return  # a conclusion never supports itself
+        table = self._tables.setdefault(key, {})
+        current = table.get(triple)
+        if current is None or better(step, current):
+            table[triple] = step
+            self._grew = True
 
 
 # ---------------------------------------------------------------------- helpers
@@ -412,16 +457,20 @@ def _domains(rows: list[Row], filters: list[Filter | NotExists], bound: set[str]
     return rows
 
 
-def _shape(p: Premise, cols: list[str]) -> str:
-    """A premise's pattern with variables renamed by role, so equal lookups share a cache entry."""
+def _shape(p: Premise, cols: list[str]) -> tuple[str, list[str]]:
+    """A premise's pattern with its variables named by position (bound ones by their column),
+    and its free variables in that order."""
     names = {c: f"b{i}" for i, c in enumerate(cols)}
-    for v in sorted(p.vars() - set(cols)):
-        names[v] = f"f{len(names)}"
+    free: list[str] = []
+    for t in (p.s, p.p, p.o):
+        if isinstance(t, Var) and t.name not in names:
+            names[t.name] = f"f{len(free)}"
+            free.append(t.name)
 
     def show(t: object) -> str:
         return names[t.name] if isinstance(t, Var) else str(t)
 
-    return f"{show(p.s)} {show(p.p)} {show(p.o)} {p.metadata} {p.index}"
+    return f"{show(p.s)} {show(p.p)} {show(p.o)} {p.metadata}", free
 
 
 def _bound_score(p: Premise, bound: set[str]) -> int:
@@ -437,15 +486,6 @@ def _value(slot: Slot | ox.NamedNode, vals: dict[str, Node]) -> Node:
 def _ground(p: Premise, vals: dict[str, Node]) -> Triple:
     pred = p.p.predicate if isinstance(p.p, Closure) else _value(p.p, vals)
     return (_value(p.s, vals), pred, _value(p.o, vals))  # type: ignore[return-value]
-
-
-def _key(p: Premise, vals: dict[str, Node]) -> GoalKey:
-    def k(t: object) -> Node | None:
-        if isinstance(t, Var):
-            return vals.get(t.name)
-        return t.predicate if isinstance(t, Closure) else t  # type: ignore[return-value]
-
-    return (k(p.s), k(p.p), k(p.o))
 
 
 def _unify(head: Premise, goal: Premise, vals: dict[str, Node]) -> dict[str, Node] | None:
@@ -508,9 +548,9 @@ def _reach(
 
 def _dedupe(rows: list[Row]) -> list[Row]:
     """One row per distinct bindings (and origin), keeping the smallest proof."""
-    best: dict[tuple[int, frozenset[GoalKey], tuple[tuple[str, str], ...]], tuple[int, str, Row]] = {}
+    best: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[int, str, Row]] = {}
     for r in rows:
-        key = (r.tag, r.anc, tuple(sorted((k, str(v)) for k, v in r.vals.items())))
+        key = (r.tag, tuple(sorted((k, str(v)) for k, v in r.vals.items())))
         size = sum(s.size for _, s in r.sup)
         cand = (size, ";".join(s.key for _, s in r.sup), r)
         if key not in best or cand[:2] < best[key][:2]:

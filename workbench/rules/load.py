@@ -18,15 +18,8 @@ import pyoxigraph as ox
 from workbench.errors import Invalid, ParseError
 from workbench.rules.compile import Body, _Fresh, parse_construct, path_premises
 from workbench.rules.model import THIS, Closure, Premise, Rule, RuleSet, TestCase, Var
-from workbench.vocab import DCTERMS, OWL, PROV, RDF, RDFS, SH, SKOS, WB
+from workbench.vocab import DCTERMS, RDF, RDFS, SH, WB
 
-# Conclusions may not use these namespaces: provenance, names and identity are people's acts.
-_SYSTEM = (
-    PROV.wasDerivedFrom.value.rsplit("#", 1)[0],
-    SKOS.prefLabel.value.rsplit("#", 1)[0],
-    DCTERMS.identifier.value.rsplit("/", 1)[0],
-    "http://www.w3.org/ns/shacl#",
-)
 _STATUS = {WB.Active.value: "active", WB.Draft.value: "draft", WB.Retired.value: "retired"}
 _RULE_META = {
     RDF.type,
@@ -147,7 +140,11 @@ def _rule(
     used.add(node)
     types = set(g.objects(node, RDF.type))
     ident = g.objects(node, DCTERMS.identifier)
-    rid = ident[0].value if ident else str(node)
+    if len(ident) != 1 or not isinstance(ident[0], ox.Literal):
+        raise Invalid(
+            f"the rule {node} needs exactly one dcterms:identifier (its stable id), found {len(ident)}", where=where
+        )
+    rid = ident[0].value
     where = f"{where}: rule {rid}"
     for t in (t for t in g.triples if t.subject == node and t.predicate not in _RULE_META):
         raise Invalid(f"unexpected property {t.predicate} on a rule", where=where)
@@ -331,15 +328,12 @@ def check_rule(rule: Rule, relations: frozenset[str], where: str) -> None:
                 "a conclusion with a free predicate could write anything; restrict it with FILTER(?p IN (...))",
                 where=where,
             )
-        for p in allowed:
-            if (
-                p.startswith(_SYSTEM)
-                or p in (OWL.sameAs.value,)
-                or (p.startswith(WB.Rule.value[:-4]) and p not in relations)
-            ):
+        for p in sorted(allowed):
+            if p not in relations and p not in (RDF.type.value, RDFS.subClassOf.value):
                 raise Invalid(
-                    f"the conclusion would write {p}, which is not a relation rules may conclude "
-                    "(record metadata, provenance, names and identity are never derived)",
+                    f"the conclusion would write {p}, which is not a relation rules may conclude: a declared "
+                    "relation (wb:Relation), rdf:type or rdfs:subClassOf (record metadata, provenance, names "
+                    "and identity are never derived)",
                     where=where,
                 )
     for f in rule.filters:
