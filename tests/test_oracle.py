@@ -36,9 +36,10 @@ from rdflib.plugins.sparql.parser import parseQuery
 
 from workbench.errors import Invalid
 from workbench.rules.check import parse_turtle, scratch
-from workbench.rules.engine import Engine, Fact, Step
+from workbench.rules.engine import Engine
 from workbench.rules.load import load_rules
 from workbench.rules.model import RuleSet
+from workbench.rules.proof import Fact, Step
 from workbench.store import Store
 from workbench.vocab import RDF, RDFS, WB
 

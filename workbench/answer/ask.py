@@ -16,8 +16,9 @@ from workbench.answer.model import Answer, Finding, Tier
 from workbench.answer.proofs import Prover
 from workbench.ids import META_GRAPH
 from workbench.records import effective
-from workbench.rules.engine import Engine, Fact, Support
+from workbench.rules.engine import Engine
 from workbench.rules.model import RuleSet
+from workbench.rules.proof import Fact, Support
 from workbench.store import Store
 from workbench.vocab import PREFIXES
 

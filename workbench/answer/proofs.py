@@ -12,8 +12,8 @@ import pyoxigraph as ox
 
 from workbench.answer.evidence import Labels, recorded
 from workbench.answer.model import Absence, Derived, Recorded
-from workbench.rules.engine import Fact, Step, Support
 from workbench.rules.model import Var
+from workbench.rules.proof import Fact, Step, Support
 from workbench.store import Store
 
 

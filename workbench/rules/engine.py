@@ -19,97 +19,33 @@ written anywhere. Each solution's bindings instantiate the premises: that is the
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 import pyoxigraph as ox
 
 from workbench.ids import META_GRAPH
 from workbench.records import effective
-from workbench.rules.model import Closure, Filter, Node, NotExists, Premise, Rule, RuleSet, Slot, Var
+from workbench.rules.bindings import (
+    bound_score,
+    dedupe,
+    domains,
+    ground,
+    match,
+    reach,
+    shape,
+    unify,
+    value,
+    values_block,
+)
+from workbench.rules.model import Closure, Filter, Node, NotExists, Premise, Rule, RuleSet, Var
+from workbench.rules.proof import Fact, Match, Result, Row, Step, Triple, better
 from workbench.store import Store
 from workbench.vocab import PREFIXES
 
-Triple = tuple[Node, ox.NamedNode, Node]
 TableKey = tuple[str, int, frozenset[tuple[str, Node]]]
 MAX_DEPTH = 8
 MAX_CLOSURE = 64
 MAX_PASSES = 16
-
-
-@dataclass(frozen=True)
-class Fact:
-    """A recorded fact: the triple and the record (assertion) that states it."""
-
-    triple: Triple
-    record: ox.NamedNode
-
-    @functools.cached_property
-    def size(self) -> int:
-        return 1
-
-    @functools.cached_property
-    def key(self) -> str:
-        return f"{self.triple[0]} {self.triple[1]} {self.triple[2]} {self.record}"
-
-
-@dataclass(frozen=True)
-class Step:
-    """A derived fact: the rule, its bindings, the premises' supports and the absences used."""
-
-    triple: Triple
-    rule: Rule
-    bindings: tuple[tuple[str, Node], ...]
-    premises: tuple[Fact | Step, ...]
-    absences: tuple[tuple[Premise, tuple[tuple[str, Node], ...]], ...] = ()
-
-    @functools.cached_property
-    def size(self) -> int:
-        return 1 + sum(p.size for p in self.premises)
-
-    @functools.cached_property
-    def key(self) -> str:
-        return (
-            f"{self.triple[0]} {self.triple[1]} {self.triple[2]} {self.rule.label}("
-            + ";".join(p.key for p in self.premises)
-            + ")"
-        )
-
-    def triples(self) -> Iterable[Triple]:
-        for p in self.premises:
-            yield p.triple
-            if isinstance(p, Step):
-                yield from p.triples()
-
-
-Support = Fact | Step
-# One recorded match of a lookup: the new bindings, and the facts (with premise positions) used.
-Match = tuple[dict[str, Node], tuple[tuple[int, Support], ...]]
-
-
-def better(a: Support, b: Support) -> bool:
-    """Whether proof ``a`` is preferred: smaller, then by a fixed order (answers are stable)."""
-    return (a.size, a.key) < (b.size, b.key)
-
-
-@dataclass
-class Row:
-    """One partial solution: bindings, the supports of the premises so far (with their positions
-    in the rule), and which sub-goal of a batch it answers."""
-
-    vals: dict[str, Node]
-    sup: tuple[tuple[int, Support], ...]
-    tag: int = 0
-
-
-@dataclass
-class Result:
-    """Conclusions for a goal, each with its best proof; ``incomplete`` if the depth bound cut."""
-
-    found: dict[Triple, Support] = field(default_factory=dict)
-    incomplete: bool = False
-    queries: int = 0
 
 
 class Engine:
@@ -169,9 +105,9 @@ class Engine:
         todo = list(rule.body)
         filters: list[Filter | NotExists] = [*rule.filters, *rule.absences]
         bound = set(rows[0].vals) if rows else set()
-        rows = _domains(rows, filters, bound)
+        rows = domains(rows, filters, bound)
         while todo and rows:
-            premise = max(todo, key=lambda p: (_bound_score(p, bound), -self._derivable_rank(rule, p)))
+            premise = max(todo, key=lambda p: (bound_score(p, bound), -self._derivable_rank(rule, p)))
             todo.remove(premise)
             if isinstance(premise.p, Closure):
                 rows = self._closure(premise, rows)
@@ -192,10 +128,10 @@ class Engine:
                 derived = self._derived(premise, rows, rule)
                 if derived and ready:
                     derived = self._filter(derived, ready)
-                rows = _dedupe(recorded + derived)
+                rows = dedupe(recorded + derived)
                 filters = [f for f in filters if f not in ready]
             bound = set(rows[0].vals) if rows else bound
-            rows = _domains(rows, filters, bound)
+            rows = domains(rows, filters, bound)
             late = [f for f in filters if f.vars <= bound]
             if late and rows:
                 rows = self._filter(rows, late)
@@ -239,17 +175,17 @@ class Engine:
     def _lookup(self, p: Premise, cols: list[str], keys: list[tuple[Node, ...]]) -> dict[tuple[Node, ...], list[Match]]:
         """A lone premise's matches, remembered by the premise's shape (variables by position),
         so rules that share a premise under other variable names share the lookup."""
-        shape, free = _shape(p, cols)
-        missing = [k for k in keys if (shape, k) not in self._seen]
+        form, free = shape(p, cols)
+        missing = [k for k in keys if (form, k) not in self._seen]
         if missing:
             found = self._query([p], cols, missing, [])
             for k in missing:
-                self._seen[(shape, k)] = [
+                self._seen[(form, k)] = [
                     (tuple(new[v] for v in free), fact)  # type: ignore[misc]
                     for new, ((_, fact),) in found.get(k, [])
                 ]
         return {
-            k: [(dict(zip(free, values, strict=True)), ((p.index, fact),)) for values, fact in self._seen[(shape, k)]]
+            k: [(dict(zip(free, values, strict=True)), ((p.index, fact),)) for values, fact in self._seen[(form, k)]]
             for k in keys
         }
 
@@ -261,7 +197,7 @@ class Engine:
         filters: Sequence[Filter | NotExists],
     ) -> dict[tuple[Node, ...], list[Match]]:
         """For each key (values of ``cols``), the new bindings and recorded facts of each match."""
-        values = _values(cols, keys)
+        values = values_block(cols, keys)
         if values is None:
             return {}
         patterns = " ".join(self._pattern(p, f"g{i}") for i, p in enumerate(premises))
@@ -275,7 +211,7 @@ class Engine:
             new = {v: sol[f"v_{v}"] for v in outs}
             both = {**dict(zip(cols, key, strict=True)), **new}
             facts = tuple(
-                (p.index, Fact(_ground(p, both), sol[f"g{i}"]))  # type: ignore[arg-type]
+                (p.index, Fact(ground(p, both), sol[f"g{i}"]))  # type: ignore[arg-type]
                 for i, p in enumerate(premises)
             )
             out.setdefault(key, []).append((new, facts))  # type: ignore[arg-type]
@@ -302,7 +238,7 @@ class Engine:
     def _filter(self, rows: list[Row], filters: Sequence[Filter | NotExists]) -> list[Row]:
         used = sorted(set().union(*(f.vars for f in filters)))
         keys = {tuple(r.vals[c] for c in used) for r in rows}
-        values = _values(used, sorted(keys, key=str))
+        values = values_block(used, sorted(keys, key=str))
         if values is None:
             return []
         conditions = " ".join(self._condition(f, i) for i, f in enumerate(filters))
@@ -324,7 +260,7 @@ class Engine:
             self.incomplete = True  # neither end known: walking every chain is not goal-directed
             return []
         start_slot, end_slot = (p.s, p.o) if forward else (p.o, p.s)
-        starts = {_value(start_slot, r.vals) for r in rows}
+        starts = {value(start_slot, r.vals) for r in rows}
         edges = self._edges.setdefault((p.p.predicate.value, forward), {})
         frontier = {s for s in starts if s not in edges}
         depth = 0
@@ -334,14 +270,14 @@ class Engine:
                 self.incomplete = True
                 break
             frontier = self._expand(p.p.predicate, forward, frontier, edges)
-        paths = {s: _reach(s, edges, p.p.min_len) for s in starts}
+        paths = {s: reach(s, edges, p.p.min_len) for s in starts}
         out = []
         for row in rows:
-            start = _value(start_slot, row.vals)
+            start = value(start_slot, row.vals)
             for end, chain in paths[start].items():
                 if isinstance(end_slot, Var) and end_slot.name not in row.vals:
                     vals = {**row.vals, end_slot.name: end}
-                elif _value(end_slot, row.vals) == end:
+                elif value(end_slot, row.vals) == end:
                     vals = row.vals
                 else:
                     continue
@@ -349,7 +285,7 @@ class Engine:
                     (p.index, Fact((a, p.p.predicate, b) if forward else (b, p.p.predicate, a), g)) for a, b, g in chain
                 )
                 out.append(Row(vals, row.sup + facts, row.tag))
-        return _dedupe(out)
+        return dedupe(out)
 
     def _expand(
         self, pred: ox.NamedNode, forward: bool, nodes: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]]
@@ -388,7 +324,7 @@ class Engine:
         links: list[tuple[int, TableKey]] = []
         todo: dict[TableKey, dict[str, Node]] = {}
         for i, row in enumerate(rows):
-            init = _unify(head, premise, row.vals)
+            init = unify(head, premise, row.vals)
             if init is None:
                 continue
             key = (rule.iri, hi, frozenset(init.items()))
@@ -417,14 +353,14 @@ class Engine:
         for i, key in links:
             row = rows[i]
             for triple, step in sorted(self._tables.get(key, {}).items(), key=lambda kv: kv[1].key):
-                vals = _match(premise, triple, row.vals)
+                vals = match(premise, triple, row.vals)
                 if vals is not None:
                     out.append(Row(vals, row.sup + ((premise.index, step),), row.tag))
         return out
 
     def _table(self, key: TableKey, rule: Rule, head: Premise, sol: Row) -> None:
         """Keep a solution's conclusion in the sub-goal's table, with the smaller proof."""
-        triple = _ground(head, sol.vals)
+        triple = ground(head, sol.vals)
         step = Step(
             triple=triple,
             rule=rule,
@@ -443,116 +379,3 @@ class Engine:
         if current is None or better(step, current):
             table[triple] = step
             self._grew = True
-
-
-# ---------------------------------------------------------------------- helpers
-
-
-def _domains(rows: list[Row], filters: list[Filter | NotExists], bound: set[str]) -> list[Row]:
-    """Apply FILTER(?v IN (<iri>...)) in Python once ?v is bound (removing it from ``filters``)."""
-    for f in [f for f in filters if isinstance(f, Filter) and f.domain and f.domain[0] in bound]:
-        name, iris = f.domain  # type: ignore[misc]
-        rows = [r for r in rows if isinstance(r.vals[name], ox.NamedNode) and r.vals[name].value in iris]
-        filters.remove(f)
-    return rows
-
-
-def _shape(p: Premise, cols: list[str]) -> tuple[str, list[str]]:
-    """A premise's pattern with its variables named by position (bound ones by their column),
-    and its free variables in that order."""
-    names = {c: f"b{i}" for i, c in enumerate(cols)}
-    free: list[str] = []
-    for t in (p.s, p.p, p.o):
-        if isinstance(t, Var) and t.name not in names:
-            names[t.name] = f"f{len(free)}"
-            free.append(t.name)
-
-    def show(t: object) -> str:
-        return names[t.name] if isinstance(t, Var) else str(t)
-
-    return f"{show(p.s)} {show(p.p)} {show(p.o)} {p.metadata}", free
-
-
-def _bound_score(p: Premise, bound: set[str]) -> int:
-    return sum(
-        1 for t in (p.s, p.o, p.p) if not isinstance(t, Var | Closure) or (isinstance(t, Var) and t.name in bound)
-    )
-
-
-def _value(slot: Slot | ox.NamedNode, vals: dict[str, Node]) -> Node:
-    return vals[slot.name] if isinstance(slot, Var) else slot
-
-
-def _ground(p: Premise, vals: dict[str, Node]) -> Triple:
-    pred = p.p.predicate if isinstance(p.p, Closure) else _value(p.p, vals)
-    return (_value(p.s, vals), pred, _value(p.o, vals))  # type: ignore[return-value]
-
-
-def _unify(head: Premise, goal: Premise, vals: dict[str, Node]) -> dict[str, Node] | None:
-    """The rule's initial bindings for a goal (a premise under ``vals``), or None if they clash."""
-    init: dict[str, Node] = {}
-    for h, g in ((head.s, goal.s), (head.p, goal.p), (head.o, goal.o)):
-        gv = vals.get(g.name) if isinstance(g, Var) else g
-        if gv is None:
-            continue
-        if isinstance(h, Var):
-            if init.setdefault(h.name, gv) != gv:  # type: ignore[arg-type]
-                return None
-        elif h != gv:
-            return None
-    return init
-
-
-def _match(p: Premise, triple: Triple, vals: dict[str, Node]) -> dict[str, Node] | None:
-    out = dict(vals)
-    for slot, value in zip((p.s, p.p, p.o), triple, strict=True):
-        if isinstance(slot, Var):
-            if out.setdefault(slot.name, value) != value:
-                return None
-        elif slot != value:
-            return None
-    return out
-
-
-def _values(cols: list[str], keys: list[tuple[Node, ...]]) -> str | None:
-    """A VALUES block; rows binding a blank node are left out (they cannot be written in SPARQL)."""
-    if not cols:
-        return ""
-    ok = [k for k in keys if not any(isinstance(t, ox.BlankNode) for t in k)]
-    if not ok:
-        return None
-    body = " ".join("(" + " ".join(str(t) for t in k) + ")" for k in ok)
-    return f"VALUES ({' '.join(f'?v_{c}' for c in cols)}) {{ {body} }}"
-
-
-def _reach(
-    start: Node, edges: dict[Node, list[tuple[Node, ox.NamedNode]]], min_len: int
-) -> dict[Node, list[tuple[Node, Node, ox.NamedNode]]]:
-    """Shortest chain of recorded edges from ``start`` to every node it reaches (breadth first)."""
-    out: dict[Node, list[tuple[Node, Node, ox.NamedNode]]] = {start: []} if min_len == 0 else {}
-    seen = {start}
-    level: list[tuple[Node, list[tuple[Node, Node, ox.NamedNode]]]] = [(start, [])]
-    while level:
-        nxt = []
-        for node, chain in level:
-            for b, g in edges.get(node, []):
-                path = [*chain, (node, b, g)]
-                if b not in out:
-                    out[b] = path
-                if b not in seen:
-                    seen.add(b)
-                    nxt.append((b, path))
-        level = nxt
-    return out
-
-
-def _dedupe(rows: list[Row]) -> list[Row]:
-    """One row per distinct bindings (and origin), keeping the smallest proof."""
-    best: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[int, str, Row]] = {}
-    for r in rows:
-        key = (r.tag, tuple(sorted((k, str(v)) for k, v in r.vals.items())))
-        size = sum(s.size for _, s in r.sup)
-        cand = (size, ";".join(s.key for _, s in r.sup), r)
-        if key not in best or cand[:2] < best[key][:2]:
-            best[key] = cand
-    return [v[2] for v in best.values()]

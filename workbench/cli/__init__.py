@@ -411,10 +411,7 @@ def stats(wb: Workbench, as_json: bool) -> None:
     )
 
 
-import workbench.questions_cli  # noqa: E402, F401  (registers ask, count, current, decision, rules)
+import workbench.cli.questions  # noqa: E402, F401  (registers ask, count, current, decision, rules)
 from workbench.bench.cli import bench  # noqa: E402  (the group lives beside the benchmarks)
 
 main.add_command(bench)
-
-if __name__ == "__main__":
-    main()
