@@ -108,12 +108,21 @@ def reach(
 
 
 def dedupe(rows: list[Row]) -> list[Row]:
-    """One row per distinct bindings (and origin), keeping the smallest proof."""
-    best: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[int, str, Row]] = {}
+    """One row per distinct bindings (and origin), keeping the smallest proof (the proofs'
+    text breaks ties, so the choice is stable; it is built only for ties)."""
+    best: dict[tuple[object, ...], tuple[int, Row]] = {}
     for r in rows:
-        key = (r.tag, tuple(sorted((k, str(v)) for k, v in r.vals.items())))
+        key = (r.tag, *sorted(r.vals.items(), key=_first))
         size = sum(s.size for _, s in r.sup)
-        cand = (size, ";".join(s.key for _, s in r.sup), r)
-        if key not in best or cand[:2] < best[key][:2]:
-            best[key] = cand
-    return [v[2] for v in best.values()]
+        old = best.get(key)
+        if old is None or size < old[0] or (size == old[0] and _text(r) < _text(old[1])):
+            best[key] = (size, r)
+    return [v[1] for v in best.values()]
+
+
+def _first(item: tuple[str, object]) -> str:
+    return item[0]
+
+
+def _text(r: Row) -> str:
+    return ";".join(s.key for _, s in r.sup)

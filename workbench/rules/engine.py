@@ -62,16 +62,20 @@ class Engine:
         self.queries = 0
         self._edges: dict[tuple[str, bool], dict[Node, list[tuple[Node, ox.NamedNode]]]] = {}
         self._seen: dict[tuple[str, tuple[Node, ...]], list[tuple[tuple[Node, ...], Fact]]] = {}
-        # Tabling: each sub-goal (rule, conclusion, initial bindings) is solved once per pass; a
-        # sub-goal met again while in progress reads its table so far, and the question is
-        # re-run until no table grows (a fixpoint), so cycles are complete and terminate.
+        # Tabling: each sub-goal (rule, conclusion, initial bindings) is solved once; a sub-goal
+        # met again while in progress reads its table so far, and whatever read a table that
+        # grew afterwards is solved again until nothing does (a fixpoint): cycles are complete
+        # and terminate.
         self._tables: dict[TableKey, dict[Triple, Step]] = {}
         self._done: set[TableKey] = set()
         self._active: set[TableKey] = set()
-        self._cycle = False
-        self._grew = False
+        self._reads: list[tuple[TableKey, int]] = []  # tables read in progress, and their size then
+        self._deps: dict[TableKey, set[TableKey]] = {}  # sub-goal -> the sub-goals it read
+        self._stack: list[list[TableKey]] = []
+        self._how: dict[TableKey, tuple[Rule, int, Premise, dict[str, Node]]] = {}
         self._cut = False
         self._depth = 0
+        self._rules_for: dict[tuple[str, Premise], list[Rule]] = {}
 
     # ------------------------------------------------------------------ goals
 
@@ -79,15 +83,25 @@ class Engine:
         """Every fact matching ``s p o`` (o may be open), recorded and, with ``derive``, derived."""
         goal = Premise(Var("s") if s is None else s, p, Var("o") if o is None else o)
         rows = self._recorded([goal], [Row({}, ())], [])
-        derived: list[Row] = []
-        for n in range(MAX_PASSES if derive else 0):
-            self._done, self._cycle, self._grew, self._cut = set(), False, False, False
-            derived = self._derived(goal, [Row({}, ())])
-            if not ((self._cycle or self._cut) and self._grew):
+        derived = self._derived(goal, [Row({}, ())]) if derive else []
+        # Tables read while still in progress that grew afterwards: what read them may miss
+        # something. Solve those again, then whatever read a table that grew, until nothing
+        # grows (a fixpoint); then read the goal's answers from the final tables.
+        work = {k for k, size in self._reads if len(self._tables.get(k, {})) != size}
+        for _ in range(MAX_PASSES):
+            if not work:
                 break
-            if n == MAX_PASSES - 1:
-                self._cut = True
-        # Incomplete when the last pass still met the depth bound: more may follow.
+            self._reads = []
+            sizes = {k: len(self._tables.get(k, {})) for k in work}
+            self._done -= work
+            for rule, hi, head, items in self._groups(work):
+                self._compute(rule, hi, head, items)
+            grown = {k for k in work if len(self._tables.get(k, {})) != sizes[k]}
+            again = {k for k, size in self._reads if len(self._tables.get(k, {})) != size}
+            work = self._readers_of(grown) | again
+            derived = self._derived(goal, [Row({}, ())])
+        else:
+            self._cut = self._cut or bool(work)
         self.incomplete = self.incomplete or self._cut
         rows += derived
         result = Result(incomplete=self.incomplete)
@@ -98,6 +112,20 @@ class Engine:
                 result.found[support.triple] = support
         result.queries = self.queries
         return result
+
+    def _readers_of(self, keys: set[TableKey]) -> set[TableKey]:
+        """These sub-goals and every sub-goal that read one of them, directly or not."""
+        readers: dict[TableKey, set[TableKey]] = {}
+        for reader, read in self._deps.items():
+            for k in read:
+                readers.setdefault(k, set()).add(reader)
+        out, todo = set(keys), list(keys)
+        while todo:
+            for r in readers.get(todo.pop(), ()):
+                if r not in out:
+                    out.add(r)
+                    todo.append(r)
+        return out
 
     # ------------------------------------------------------------------ bodies
 
@@ -144,8 +172,16 @@ class Engine:
     def _derivable(self, rule: Rule, p: Premise) -> bool:
         if isinstance(p.p, Closure) or p.metadata:
             return False
-        allowed = rule.domain(p.p.name) if isinstance(p.p, Var) else None
-        return bool(self.rules.concluding(p.p, allowed))
+        return bool(self._concluding(rule, p))
+
+    def _concluding(self, parent: Rule | None, p: Premise) -> list[Rule]:
+        """The rules that could conclude premise ``p`` of ``parent`` (remembered: rules are fixed)."""
+        key = (parent.iri if parent else "", p)
+        found = self._rules_for.get(key)
+        if found is None:
+            allowed = parent.domain(p.p.name) if parent and isinstance(p.p, Var) else None
+            found = self._rules_for[key] = self.rules.concluding(p.p, allowed)
+        return found
 
     # ------------------------------------------------------------------ recorded facts
 
@@ -314,8 +350,7 @@ class Engine:
 
     def _derived(self, premise: Premise, rows: list[Row], parent: Rule | None = None) -> list[Row]:
         out: list[Row] = []
-        allowed = parent.domain(premise.p.name) if parent and isinstance(premise.p, Var) else None
-        for rule in self.rules.concluding(premise.p, allowed):
+        for rule in self._concluding(parent, premise):
             for hi, head in enumerate(rule.head):
                 out += self._apply(rule, hi, head, premise, rows)
         return out
@@ -329,34 +364,55 @@ class Engine:
                 continue
             key = (rule.iri, hi, frozenset(init.items()))
             links.append((i, key))
+            if self._stack:
+                for reader in self._stack[-1]:
+                    self._deps.setdefault(reader, set()).add(key)
             if key in self._done:
                 continue
-            if key in self._active:
-                self._cycle = True  # in progress: use its table so far; a later pass completes it
+            if key in self._active:  # in progress (a cycle): read its table so far
+                self._reads.append((key, len(self._tables.get(key, {}))))
                 continue
             todo[key] = init
         if todo and self._depth >= self.max_depth:
-            self._cut = True  # the depth bound: another pass may reach further, else incomplete
+            self._cut = True  # the depth bound: the answer says it may be incomplete
         elif todo:
-            keys = list(todo)
-            self._active.update(keys)
-            self._depth += 1
-            try:
-                solutions = self._body(rule, [Row(dict(todo[k]), (), tag) for tag, k in enumerate(keys)])
-            finally:
-                self._depth -= 1
-                self._active.difference_update(keys)
-            for sol in solutions:
-                self._table(keys[sol.tag], rule, head, sol)
-            self._done.update(keys)
+            for key, init in todo.items():
+                self._how[key] = (rule, hi, head, init)
+            self._compute(rule, hi, head, list(todo.items()))
         out = []
         for i, key in links:
             row = rows[i]
-            for triple, step in sorted(self._tables.get(key, {}).items(), key=lambda kv: kv[1].key):
+            for triple, step in sorted(self._tables.get(key, {}).items(), key=_by_triple):
                 vals = match(premise, triple, row.vals)
                 if vals is not None:
                     out.append(Row(vals, row.sup + ((premise.index, step),), row.tag))
         return out
+
+    def _compute(self, rule: Rule, hi: int, head: Premise, items: list[tuple[TableKey, dict[str, Node]]]) -> None:
+        """Solve sub-goals of one rule conclusion together (one batch) into their tables."""
+        keys = [k for k, _ in items]
+        self._active.update(keys)
+        self._stack.append(keys)
+        self._depth += 1
+        try:
+            solutions = self._body(rule, [Row(dict(init), (), tag) for tag, (_, init) in enumerate(items)])
+        finally:
+            self._depth -= 1
+            self._stack.pop()
+            self._active.difference_update(keys)
+        for sol in solutions:
+            self._table(keys[sol.tag], rule, head, sol)
+        self._done.update(keys)
+
+    def _groups(self, keys: set[TableKey]) -> list[tuple[Rule, int, Premise, list[tuple[TableKey, dict[str, Node]]]]]:
+        """Sub-goals to solve again, batched by rule conclusion and which variables are bound (a
+        batch shares its bound variables), in a fixed order."""
+        out: dict[tuple[str, int, tuple[str, ...]], tuple[Rule, int, Premise, list[tuple[TableKey, dict[str, Node]]]]]
+        out = {}
+        for key in sorted(keys, key=str):
+            rule, hi, head, init = self._how[key]
+            out.setdefault((rule.iri, hi, tuple(sorted(init))), (rule, hi, head, []))[3].append((key, init))
+        return list(out.values())
 
     def _table(self, key: TableKey, rule: Rule, head: Premise, sol: Row) -> None:
         """Keep a solution's conclusion in the sub-goal's table, with the smaller proof."""
@@ -378,4 +434,8 @@ class Engine:
         current = table.get(triple)
         if current is None or better(step, current):
             table[triple] = step
-            self._grew = True
+
+
+def _by_triple(item: tuple[Triple, Step]) -> str:
+    s, p, o = item[0]
+    return f"{s} {p} {o}"
