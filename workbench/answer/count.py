@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
-from workbench.answer.evidence import Labels, Triple, recorded
+from workbench.answer.evidence import Triple, describe
 from workbench.answer.model import Answer, Finding, Recorded, Tier
 from workbench.ids import META_GRAPH
 from workbench.records import effective
@@ -170,8 +170,7 @@ def count_events(
         ties = sorted(ev.ties or ev.about_ties, key=lambda f: (f[1].value, str(f[0][1])))
         facts[str(ev.node)] = list(dict.fromkeys([*typed, *chains, *ties]))
     terms = {t for fs in facts.values() for f in fs for t in f[0]}
-    labels = Labels(store, [kind, *terms])
-    leaves = recorded(store, [f for fs in facts.values() for f in fs], labels)
+    labels, leaves = describe(store, [kind, *terms], [f for fs in facts.values() for f in fs])
 
     def finding(ev: _Event, day: datetime.date | None) -> Finding:
         proofs: list[Recorded] = [p for f in facts[str(ev.node)] if (p := leaves.get((f[0], f[1].value)))]

@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 
 import pyoxigraph as ox
 
-from workbench.answer.evidence import Labels, recorded
+from workbench.answer.evidence import describe
 from workbench.answer.model import Answer, Finding, Recorded, Tier
 from workbench.ids import META_GRAPH, id_from_iri
 from workbench.records import check_date, effective
@@ -95,8 +95,11 @@ def current_state(
 ) -> Answer:
     """The current value of ``subject relation ?``, its proof, and the history of logged values."""
     history = _logged(store, subject, relation, as_of)
-    labels = Labels(store, [subject, relation, *(h.value for h in history)])
-    leaves = recorded(store, [((subject, relation, h.value), h.record) for h in history], labels)
+    labels, leaves = describe(
+        store,
+        [subject, relation, *(h.value for h in history)],
+        [((subject, relation, h.value), h.record) for h in history],
+    )
 
     def proof(h: _Logged) -> Recorded | None:
         return leaves.get(((subject, relation, h.value), h.record.value))

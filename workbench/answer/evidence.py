@@ -1,7 +1,8 @@
 """Evidence for answers: the words for terms, and recorded leaves with their sources.
 
-Both take every term or record an answer needs at once, so an answer costs one query for its
-labels and one for its provenance, whatever its size.
+Everything an answer needs is asked at once: one query gives the words for all its terms and
+the provenance of all its records (:func:`describe`), whatever the size of its proofs. Plain
+star patterns in a UNION, assembled here: an OPTIONAL or a GROUP BY costs 10x on this engine.
 """
 
 from __future__ import annotations
@@ -13,40 +14,51 @@ import pyoxigraph as ox
 from workbench.answer.model import Recorded, Statement
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH, id_from_iri
 from workbench.model import RecordType, Source, Status
-from workbench.store import Store
-from workbench.vocab import DCTERMS, PREFIXES, PROV, RDF, WB
+from workbench.store import Row, Store
+from workbench.vocab import DCTERMS, PREFIXES, PROV, RDF, RDFS, SKOS, WB
 
 Triple = tuple[ox.NamedNode | ox.BlankNode | ox.Literal, ox.NamedNode, ox.NamedNode | ox.BlankNode | ox.Literal]
+Leaves = dict[tuple[Triple, str], Recorded]
+
+_WORDS = "(wb:relationLabel, skos:prefLabel, rdfs:label, dcterms:identifier)"
+_RECORD = "(dcterms:identifier, wb:recordType, wb:status, prov:generatedAtTime, wb:effectiveFrom, wb:admitted)"
+_SOURCE = "(dcterms:identifier, prov:wasAttributedTo, prov:generatedAtTime, wb:locator)"
+
+
+def _rank(p: str, g: str) -> int | None:
+    """Which word for a term wins: relation label, registered name, any SKOS label, rdfs:label
+    of a vocabulary term, record id (lower is better); None for a word that does not count."""
+    if p == WB.relationLabel.value:
+        return 1 if g == ONTOLOGY_GRAPH.value else None
+    if p == SKOS.prefLabel.value:
+        return 2 if g == ENTITIES_GRAPH.value else 3
+    if p == RDFS.label.value:
+        return 4 if g == ONTOLOGY_GRAPH.value else None
+    return 5 if g == META_GRAPH.value else None
 
 
 class Labels:
     """Words for terms: an entity's preferred name, a relation's label, a record's id."""
 
-    def __init__(self, store: Store, terms: Iterable[object]) -> None:
-        iris = sorted({t.value for t in terms if isinstance(t, ox.NamedNode)})
-        self.words: dict[str, str] = {RDF.type.value: "is a"}
-        if not iris:
-            return
-        values = " ".join(f"<{i}>" for i in iris)
-        # Plain lookups in a UNION (no OPTIONAL, no GROUP BY: those cost 10x here); the best
-        # kind of word wins: relation label, registered name, any SKOS label, rdfs:label, id.
-        rows = store.select(
-            PREFIXES
-            + f"""SELECT ?t ?k ?w WHERE {{ VALUES ?t {{ {values} }}
-              {{ GRAPH {ONTOLOGY_GRAPH} {{ ?t wb:relationLabel ?w }} BIND(1 AS ?k) }}
-              UNION {{ GRAPH {ENTITIES_GRAPH} {{ ?t skos:prefLabel ?w }} BIND(2 AS ?k) }}
-              UNION {{ GRAPH ?g {{ ?t skos:prefLabel ?w }} BIND(3 AS ?k) }}
-              UNION {{ GRAPH {ONTOLOGY_GRAPH} {{ ?t rdfs:label ?w }} BIND(4 AS ?k) }}
-              UNION {{ GRAPH {META_GRAPH} {{ ?t dcterms:identifier ?w }} BIND(5 AS ?k) }} }}"""
-        )
+    def __init__(self, store: Store | None = None, terms: Iterable[object] = (), *, rows: Iterable[Row] = ()) -> None:
+        self.words: dict[str, str] = {}
+        found = list(rows)
+        iris = _iris(terms)
+        if store is not None and iris:
+            found += store.select(PREFIXES + f"SELECT ?t ?lg ?lp ?w WHERE {{ {_words_pattern(iris)} }}")
         best: dict[str, tuple[int, str]] = {}
-        for row in rows:
-            cand = (int(row["k"].value), row["w"].value)  # type: ignore[union-attr]
+        for row in found:
+            if row.get("w") is None:
+                continue
+            rank = _rank(row["lp"].value, row["lg"].value)  # type: ignore[union-attr]
+            if rank is None:
+                continue
+            cand = (rank, row["w"].value)  # type: ignore[union-attr]
             t = row["t"].value  # type: ignore[union-attr]
             if t not in best or cand < best[t]:
                 best[t] = cand
-        for t, (_, word) in best.items():
-            self.words.setdefault(t, word)
+        self.words = {t: w for t, (_, w) in best.items()}
+        self.words[RDF.type.value] = "is a"
 
     def __call__(self, term: object) -> str:
         if isinstance(term, ox.NamedNode):
@@ -60,32 +72,58 @@ class Labels:
         return Statement(str(s), str(p), str(o), f"{self(s)} {self(p)} {self(o)}")
 
 
-def recorded(
-    store: Store, facts: Iterable[tuple[Triple, ox.NamedNode]], labels: Labels
-) -> dict[tuple[Triple, str], Recorded]:
+def _iris(terms: Iterable[object]) -> list[str]:
+    return sorted({t.value for t in terms if isinstance(t, ox.NamedNode)})
+
+
+def _words_pattern(iris: list[str]) -> str:
+    values = " ".join(f"<{i}>" for i in iris)
+    return f"VALUES ?t {{ {values} }} GRAPH ?lg {{ ?t ?lp ?w }} FILTER(?lp IN {_WORDS})"
+
+
+def _meta_pattern(records: list[str]) -> str:
+    values = " ".join(f"<{r}>" for r in records)
+    return f"""VALUES ?r {{ {values} }} GRAPH {META_GRAPH} {{
+        {{ ?r ?p ?o FILTER(?p IN {_RECORD}) }}
+        UNION {{ ?r prov:wasDerivedFrom ?src . ?src ?sp ?so FILTER(?sp IN {_SOURCE}) }} }}"""
+
+
+def describe(
+    store: Store, terms: Iterable[object], facts: Iterable[tuple[Triple, ox.NamedNode]]
+) -> tuple[Labels, Leaves]:
+    """Words for ``terms`` and recorded leaves for (triple, record) pairs, in one query."""
+    pairs = list(dict.fromkeys(facts))
+    iris = _iris([*terms, *(t for triple, _ in pairs for t in triple)])
+    records = sorted({r.value for _, r in pairs})
+    parts = [f"{{ {_words_pattern(iris)} }}"] if iris else []
+    if records:
+        parts.append(f"{{ {_meta_pattern(records)} }}")
+    if not parts:
+        return Labels(), {}
+    rows = store.select(PREFIXES + "SELECT * WHERE { " + " UNION ".join(parts) + " }")
+    labels = Labels(rows=[r for r in rows if r.get("t") is not None])
+    return labels, _leaves([r for r in rows if r.get("r") is not None], pairs, labels)
+
+
+def recorded(store: Store, facts: Iterable[tuple[Triple, ox.NamedNode]], labels: Labels) -> Leaves:
     """Recorded leaves for (triple, record IRI) pairs, keyed by (triple, record IRI value)."""
     pairs = list(dict.fromkeys(facts))
     records = sorted({r.value for _, r in pairs})
     if not records:
         return {}
-    values = " ".join(f"<{r}>" for r in records)
-    # A star query per record and per source, assembled here (a GROUP BY costs 10x).
-    rows = store.select(
-        PREFIXES
-        + f"""SELECT ?r ?p ?o ?sp ?so WHERE {{ VALUES ?r {{ {values} }} GRAPH {META_GRAPH} {{
-            {{ ?r ?p ?o FILTER(?p IN (dcterms:identifier, wb:recordType, wb:status, prov:generatedAtTime,
-                                     wb:effectiveFrom, wb:admitted)) }}
-            UNION {{ ?r prov:wasDerivedFrom ?src . ?src ?sp ?so FILTER(?sp IN
-                    (dcterms:identifier, prov:wasAttributedTo, prov:generatedAtTime, wb:locator)) }} }} }}"""
-    )
+    rows = store.select(PREFIXES + f"SELECT ?r ?p ?o ?sp ?so WHERE {{ {_meta_pattern(records)} }}")
+    return _leaves(rows, pairs, labels)
+
+
+def _leaves(rows: list[Row], pairs: list[tuple[Triple, ox.NamedNode]], labels: Labels) -> Leaves:
     meta: dict[str, dict[str, list[str]]] = {}
     for row in rows:
         entry = meta.setdefault(row["r"].value, {})  # type: ignore[union-attr]
-        if row["p"] is not None:
+        if row.get("p") is not None:
             entry.setdefault(row["p"].value, []).append(row["o"].value)  # type: ignore[union-attr]
-        else:
+        elif row.get("sp") is not None:
             entry.setdefault("src:" + row["sp"].value, []).append(row["so"].value)  # type: ignore[union-attr]
-    out: dict[tuple[Triple, str], Recorded] = {}
+    out: Leaves = {}
     for triple, rec in pairs:
         m = meta.get(rec.value)
         if m is None or DCTERMS.identifier.value not in m:

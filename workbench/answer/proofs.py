@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 import pyoxigraph as ox
 
-from workbench.answer.evidence import Labels, recorded
+from workbench.answer.evidence import describe
 from workbench.answer.model import Absence, Derived, Recorded
 from workbench.rules.model import Var
 from workbench.rules.proof import Fact, Step, Support
@@ -42,9 +42,8 @@ class Prover:
 
     def __init__(self, store: Store, supports: Iterable[Support], *, extra_terms: Iterable[object] = ()) -> None:
         tops = list(supports)
-        self.labels = Labels(store, terms(tops) | set(extra_terms))
         facts = [(s.triple, s.record) for top in tops for s in _walk(top) if isinstance(s, Fact)]
-        self._recorded = recorded(store, facts, self.labels)
+        self.labels, self._recorded = describe(store, terms(tops) | set(extra_terms), facts)
 
     def proof(self, s: Support) -> Recorded | Derived:
         if isinstance(s, Fact):
