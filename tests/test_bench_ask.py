@@ -24,25 +24,26 @@ def test_bench_ask_tiny(tmp_path: Path) -> None:
     md = tmp_path / "benchmarks.md"
     md.write_text("# Benchmarks\n\n## Load\n\nLoad figures.\n\n## Ask\n\nA hand-written reading.\n")
     out = tmp_path / "ask.json"
-    args = ["bench", "ask", "--sizes", "1w,2w", "--questions", "3", "--pyshacl-max", "1w",
+    args = ["bench", "ask", "--sizes", "1w,2w", "--questions", "3", "--repeat", "2", "--pyshacl-max", "1w",
             "--workdir", str(tmp_path / "work"), "--out", str(out), "--markdown", str(md)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output + repr(result.exception)
     text = result.stdout
 
     assert re.search(r"Machine: \d+ cores .* GiB RAM", text)
-    assert "Command: `workbench bench ask --sizes 1w,2w --questions 3 --seed 0 --pyshacl-max 1w`" in text
+    assert "Command: `workbench bench ask --sizes 1w,2w --questions 3 --repeat 2 --seed 0 --pyshacl-max 1w`" in text
     for tier in TIERS.values():
-        # size | tier | Workbench | answer layer | engine | queries | floor | two ratios | pySHACL x 3
-        assert re.search(rf"^\| 1w \| {tier} \| {PAIR} \| {PAIR} \| {PAIR} \| {NUMBER} / {NUMBER} \| {PAIR} "
+        # size | tier | Workbench | answer layer | engine | queries | floor x 2 | two ratios | pySHACL x 3
+        assert re.search(rf"^\| 1w \| {tier} \| {PAIR} \| {PAIR} \| {PAIR} \| {NUMBER} / {NUMBER} \| {PAIR} \| {PAIR} "
                          rf"\| {RATIO} \| {RATIO} \| {PAIR} \| {NUMBER} \| {PAIR} \|$", text, re.M), tier
-        assert re.search(rf"^\| 2w \| {tier} \| {PAIR} \| {PAIR} \| {PAIR} \| {NUMBER} / {NUMBER} \| {PAIR} "
+        assert re.search(rf"^\| 2w \| {tier} \| {PAIR} \| {PAIR} \| {PAIR} \| {NUMBER} / {NUMBER} \| {PAIR} \| {PAIR} "
                          rf"\| {RATIO} \| {RATIO} \| skipped \| skipped \| skipped \|$", text, re.M), tier
     assert re.search(rf"- 1w: parse {NUMBER} s \+ materialise {NUMBER} s \({NUMBER} → {NUMBER} triples\)", text)
     assert "- 2w: skipped: above --pyshacl-max 1w" in text
     assert "Answers: all 24 questions answered as the worlds' ground truth says by every contender" in text
     assert re.search(rf"- At 2 worlds, derived: Workbench `ask` ÷ floor {RATIO}, answer layer ÷ floor {RATIO} "
-                     r"— goal ≤ 3×: \*\*(met|missed)\*\* / \*\*(met|missed)\*\*", text)
+                     rf"\(÷ the floor back to back: {RATIO} and {RATIO}\) — goal ≤ 3×: \*\*(met|missed)\*\* / "
+                     r"\*\*(met|missed)\*\*", text)
     assert re.search(r"- Flat from 1 worlds to 2 worlds, derived p50: .* \*\*(met|missed)\*\*", text)
 
     data = json.loads(out.read_text())
@@ -53,7 +54,7 @@ def test_bench_ask_tiny(tmp_path: Path) -> None:
         for tier in size["tiers"].values():
             assert tier["mismatches"] == []
             assert all(n == 3 for n in tier["agree"].values()), tier["agree"]
-            for name in ("workbench", "answer", "engine", "floor"):
+            for name in ("workbench", "answer", "engine", "floor", "floor-alone"):
                 c = tier["contenders"][name]
                 assert len(c["samples_ms"]) == 3 and 0 < c["p50_ms"] <= c["p99_ms"], name
             for ratio in tier["ratio_p50"].values():
@@ -65,6 +66,7 @@ def test_bench_ask_tiny(tmp_path: Path) -> None:
     assert "pyshacl" in one["tiers"]["derived"]["contenders"] and "pyshacl-focus" in one["tiers"]["derived"]["contenders"]
     assert two["pyshacl"] == {"skipped": "skipped: above --pyshacl-max 1w"}
     assert two["derived_ask_trace"] and all(q["ms"] >= 0 for q in two["derived_ask_trace"])
+    assert data["repeat"] == 2
 
     doc = md.read_text()
     assert doc.count("## Ask") == 1 and "A hand-written reading." in doc and "## Load\n\nLoad figures." in doc
@@ -78,7 +80,9 @@ def test_questions_are_seeded_and_true_to_their_worlds() -> None:
     for tier, questions in qs.items():
         assert len(questions) == 5
         for q in questions:
-            world = worlds[int(q.subject.split(":w")[1].split("/")[0])]
+            found = re.search(r":w(\d+)/", q.subject)
+            assert found is not None
+            world = worlds[int(found[1])]
             own = set(world.thing_facts.get(q.subject, ()))
             if tier == "recorded":
                 assert (q.predicate, q.obj) in own and q.expected == {q.obj}

@@ -27,6 +27,7 @@ import pyoxigraph as ox
 
 from workbench import entities, lifecycle, records
 from workbench.answer.model import Answer
+from workbench.answer.period import period
 from workbench.errors import Invalid, Unsupported
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH
 from workbench.imports.common import ProgressFactory, write_batch
@@ -34,6 +35,7 @@ from workbench.imports.landing import import_rdf
 from workbench.imports.rdf import FORMATS, RdfOptions
 from workbench.imports.records import RecordsPlanner
 from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Status, Tombstone
+from workbench.relations import Relations
 from workbench.rules.model import RuleSet
 from workbench.store import Batch, Store, open_store
 from workbench.vocab import PREFIXES, WB
@@ -79,6 +81,7 @@ class Workbench:
         self._clock = clock
         self.rules_dir = Path(rules_dir)
         self._rules: RuleSet | None = None
+        self._relation_labels: Relations | None = None
 
     @classmethod
     def open(
@@ -113,6 +116,7 @@ class Workbench:
 
     def init(self, *, sample: bool = False, progress: ProgressFactory | None = None) -> list[ImportReport]:
         """Load the ontology (idempotent); with ``sample``, also the sample data in data/."""
+        self._relation_labels = None
         quads = []
         for path in sorted(ONTOLOGY_DIR.glob("*.ttl")):
             quads += [
@@ -151,6 +155,7 @@ class Workbench:
         files = [Path(p) for p in paths]
         if not files:
             raise Invalid("name at least one file to import")
+        self._relation_labels = None  # an import may bring relation labels
         for f in files:
             if not f.is_file():
                 raise Invalid(f"no such file: {f}")
@@ -304,15 +309,20 @@ class Workbench:
     def relations(self) -> frozenset[str]:
         """IRIs of the relations rules may conclude: those the store knows and those this
         version's ontology declares."""
-        from workbench.relations import Relations
-
         declared = {
             q.subject.value
             for path in ONTOLOGY_DIR.glob("*.ttl")
             for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
             if q.predicate == WB.relationLabel
         }
-        return frozenset(p.value for p in Relations.load(self.store).by_key.values()) | declared
+        return frozenset(p.value for p in self._relations().by_key.values()) | declared
+
+    def _relations(self) -> Relations:
+        """Relation labels, read once: they change only when vocabulary is imported through this
+        Workbench (init, import_files), which forgets them."""
+        if self._relation_labels is None:
+            self._relation_labels = Relations.load(self.store)
+        return self._relation_labels
 
     def ask(self, subject: str, relation: str, obj: str | None = None, *, as_of: str | None = None) -> Answer:
         """Does ``subject relation obj`` hold, or what does ``subject relation``? Names and the
@@ -324,7 +334,7 @@ class Workbench:
         from workbench.answer import ask, names
 
         as_of = records.check_date(as_of, "--as-of") if as_of else None
-        rel = names.relation(self.store, relation)
+        rel = names.relation(self._relations(), relation)
         question = f"{subject} {relation}" + (f" {obj}" if obj else "") + "?"
         params = _params(subject=subject, relation=relation, object=obj, as_of=as_of)
         bound = names.bind(self.store, {"subject": subject, **({"object": obj} if obj else {})},
@@ -351,7 +361,7 @@ class Workbench:
         from workbench.answer import count, names
 
         as_of = records.check_date(as_of, "--as-of") if as_of else None
-        first, last = _period(year, start, end, self._clock().year)
+        first, last = period(year, start, end, this_year=self._clock().year)
         question = f"how many {event_type}" + (f" about {about}" if about else "") + (
             f" between {first or 'the beginning'} and {last or 'now'}" if first or last else "") + "?"
         params = _params(event_type=event_type, about=about, start=first.isoformat() if first else None,
@@ -368,7 +378,7 @@ class Workbench:
         from workbench.answer import current, names
 
         as_of = records.check_date(as_of, "--as-of") if as_of else None
-        rel = names.relation(self.store, state)
+        rel = names.relation(self._relations(), state)
         question = f"current {state} of {subject}?"
         params = _params(subject=subject, state=state, as_of=as_of)
         bound = names.bind(self.store, {"subject": subject}, kind="current", question=question, params=params,
@@ -442,27 +452,6 @@ class Workbench:
 
 def _params(**kw: str | None) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in kw.items() if v is not None)
-
-
-def _period(
-    year: int | str | None, start: str | None, end: str | None, this_year: int
-) -> tuple[dt.date | None, dt.date | None]:
-    """A counting period from a year (or "this") or a date range; Invalid if impossible."""
-    if year is not None and (start or end):
-        raise Invalid("give a year or a date range, not both")
-    if year is not None:
-        text = str(year).strip().lower()
-        y = this_year if text in ("this", "this year") else None
-        if y is None:
-            if not text.isdigit() or not 1 <= int(text) <= 9999:
-                raise Invalid(f"a year is a number like 2026 (or 'this'), not {year!r}", where="--year")
-            y = int(text)
-        return dt.date(y, 1, 1), dt.date(y, 12, 31)
-    first = dt.date.fromisoformat(records.check_date(start, "--from")) if start else None
-    last = dt.date.fromisoformat(records.check_date(end, "--to")) if end else None
-    if first and last and first > last:
-        raise Invalid(f"the period is impossible: it starts ({first}) after it ends ({last})", where="--from/--to")
-    return first, last
 
 
 def _is_update(query: str) -> bool:

@@ -12,6 +12,8 @@ import pyoxigraph as ox
 from workbench import entities
 from workbench.answer.model import Answer, Finding, Tier
 from workbench.errors import Invalid
+from workbench.model import Resolution
+from workbench.names import name_key
 from workbench.relations import Relations
 from workbench.store import Store
 
@@ -28,8 +30,11 @@ def bind(
     """Each role's name (``{"subject": "my car"}``) bound to its entity, or the honest answer
     for the first name that does not bind."""
     bound: dict[str, ox.NamedNode] = {}
+    found = entities.resolve_keys(store, [name_key(n) for n in names.values()])  # one query for all
     for role, name in names.items():
-        res = entities.resolve(store, name)
+        iris = found[name_key(name)]
+        res = Resolution(name=name, outcome="bound" if len(iris) == 1 else ("ambiguous" if iris else "unknown"),
+                         entities=iris)
         if res.outcome == "bound":
             bound[role] = ox.NamedNode(res.entities[0])
             continue
@@ -58,9 +63,8 @@ def bind(
     return bound
 
 
-def relation(store: Store, label: str) -> ox.NamedNode:
+def relation(rels: Relations, label: str) -> ox.NamedNode:
     """The relation a label names; raises Invalid listing the known labels."""
-    rels = Relations.load(store)
     found = rels.get(label)
     if found is None:
         raise Invalid(f"unknown relation {label!r}; known relations: {rels.labels()}", where="relation")

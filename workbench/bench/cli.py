@@ -55,6 +55,8 @@ def load(sizes: list[Size], seed: int, workdir: Path | None, rdflib_max: Size | 
               help="Comma-separated sizes in relations (10k, 1.27M, 2500) or worlds (3w).")
 @click.option("--questions", default=200, show_default=True, type=click.IntRange(min=1),
               help="Questions per tier (recorded, derived, derived every value, no evidence) at each size.")
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(min=1),
+              help="Timed passes over the questions; each question's time is its median over them.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the synthetic worlds and of the questions.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
               help="Keep the files and stores here (default: a temporary directory, removed afterwards).")
@@ -67,7 +69,7 @@ def load(sizes: list[Size], seed: int, workdir: Path | None, rdflib_max: Size | 
               help="Write the results into the '## Ask' section of this Markdown file.")
 @click.option("--profile", "profile_to", type=click.Path(dir_okay=False, path_type=Path),
               help="cProfile the derived tier's Workbench.ask at the largest size; stats to this file.")
-def ask(sizes: list[Size], questions: int, seed: int, workdir: Path | None, pyshacl_max: Size | None,
+def ask(sizes: list[Size], questions: int, repeat: int, seed: int, workdir: Path | None, pyshacl_max: Size | None,
         no_pyshacl: bool, out: Path, markdown: Path | None, profile_to: Path | None) -> None:
     """Questions at question time, with proofs: Workbench.ask, the answer layer, the engine, the
     bare SPARQL floor and pySHACL's materialisation, at 10k, 100k and 1.27M synthetic relations;
@@ -77,5 +79,6 @@ def ask(sizes: list[Size], questions: int, seed: int, workdir: Path | None, pysh
     """
     from workbench.bench.ask import main as ask_main
 
-    ask_main(sizes, questions=questions, seed=seed, workdir=workdir, pyshacl_max=None if no_pyshacl else pyshacl_max,
-             out=out, markdown=markdown, profile_to=profile_to, echo=click.echo)
+    ask_main(sizes, questions=questions, repeat=repeat, seed=seed, workdir=workdir,
+             pyshacl_max=None if no_pyshacl else pyshacl_max, out=out, markdown=markdown, profile_to=profile_to,
+             echo=click.echo)

@@ -34,10 +34,18 @@ def shape(p: Premise, cols: list[str]) -> tuple[str, list[str]]:
     return f"{show(p.s)} {show(p.p)} {show(p.o)} {p.metadata}", free
 
 
-def bound_score(p: Premise, bound: set[str]) -> int:
-    return sum(
-        1 for t in (p.s, p.o, p.p) if not isinstance(t, Var | Closure) or (isinstance(t, Var) and t.name in bound)
-    )
+def bound_score(p: Premise, bound: set[str], derivable: bool) -> int:
+    """How good a premise is to evaluate next: known terms count, a known subject counts double
+    (evaluation is goal-directed from $this), a closure with a known end is cheap, and a premise
+    a rule concludes waits until its subject is known (else its sub-goal would scan the store)."""
+
+    def known(t: object) -> bool:
+        return not isinstance(t, Var | Closure) or (isinstance(t, Var) and t.name in bound)
+
+    if isinstance(p.p, Closure):
+        return 4 if known(p.s) or known(p.o) else -10
+    score = known(p.s) * 3 + known(p.p) + known(p.o)
+    return score - 10 if derivable and not known(p.s) else score
 
 
 def value(slot: Slot | ox.NamedNode, vals: dict[str, Node]) -> Node:

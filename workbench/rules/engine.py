@@ -135,7 +135,7 @@ class Engine:
         bound = set(rows[0].vals) if rows else set()
         rows = domains(rows, filters, bound)
         while todo and rows:
-            premise = max(todo, key=lambda p: (bound_score(p, bound), -self._derivable_rank(rule, p)))
+            premise = max(todo, key=lambda p: (bound_score(p, bound, self._derivable(rule, p)), -p.index))
             todo.remove(premise)
             if isinstance(premise.p, Closure):
                 rows = self._closure(premise, rows)
@@ -165,9 +165,6 @@ class Engine:
                 rows = self._filter(rows, late)
                 filters = [f for f in filters if f not in late]
         return rows
-
-    def _derivable_rank(self, rule: Rule, p: Premise) -> int:
-        return 1 if self._derivable(rule, p) else 0
 
     def _derivable(self, rule: Rule, p: Premise) -> bool:
         if isinstance(p.p, Closure) or p.metadata:
