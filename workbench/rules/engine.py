@@ -177,7 +177,8 @@ class Engine:
         found = self._rules_for.get(key)
         if found is None:
             allowed = parent.domain(p.p.name) if parent and isinstance(p.p, Var) else None
-            found = self._rules_for[key] = self.rules.concluding(p.p, allowed)
+            found = [r for r in self.rules.concluding(p.p, allowed) if parent is None or not parent.redundant_for(p, r)]
+            self._rules_for[key] = found
         return found
 
     # ------------------------------------------------------------------ recorded facts

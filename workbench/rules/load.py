@@ -185,6 +185,8 @@ def _rule(
         absences=tuple(body.absences),
         concludes=_concludes(head, body),
         domains=tuple(sorted(body.domains.items())),
+        extends=_extends(head, body),
+        fed=_fed(head, body),
         text=text,
         file=where.split(": rule ")[0],
         tests=tuple(_tests(g, node, where, used)),
@@ -273,6 +275,35 @@ def _from_this(premises: list[Premise]) -> list[Premise]:
             pending.remove(p)
         out.extend(nxt)
     return [Premise(p.s, p.p, p.o, index=i) for i, p in enumerate(out)]
+
+
+def _extends(head: list[Premise], body: Body) -> tuple[str, str] | None:
+    """(P, Q) if the rule is exactly "$this P ?z <- $this P ?y . ?y Q+ ?z" (or Q*)."""
+    if len(head) != 1 or body.filters or body.absences or len(body.premises) != 2:
+        return None
+    h, (a, c) = head[0], body.premises
+    if not (h.s == THIS and isinstance(h.p, ox.NamedNode) and isinstance(h.o, Var)):
+        return None
+    chained = a.s == THIS and a.p == h.p and isinstance(a.o, Var) and isinstance(c.p, Closure)
+    if chained and c.s == a.o and c.o == h.o and a.o != h.o:
+        return (h.p.value, c.p.predicate.value)  # type: ignore[union-attr]
+    return None
+
+
+def _fed(head: list[Premise], body: Body) -> tuple[tuple[int, str, str], ...]:
+    """Premises "X P ?k" whose ?k is used only as the start of a Q closure (and nowhere else:
+    not in other premises, filters, absences or the conclusion)."""
+    out = []
+    for a in body.premises:
+        if not (isinstance(a.p, ox.NamedNode) and isinstance(a.o, Var)) or a.s == a.o:
+            continue
+        k = a.o.name
+        closures = [c for c in body.premises if isinstance(c.p, Closure) and c.s == a.o and c.o != a.o]
+        others = [q for q in body.premises if q is not a and k in q.vars() and q not in closures]
+        used = any(k in f.vars for f in body.filters) or any(k in n.vars for n in body.absences)
+        if len(closures) == 1 and not others and not used and all(k not in h.vars() for h in head):
+            out.append((a.index, a.p.value, closures[0].p.predicate.value))  # type: ignore[union-attr]
+    return tuple(out)
 
 
 def _concludes(head: list[Premise], body: Body) -> frozenset[str] | None:

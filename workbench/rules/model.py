@@ -109,12 +109,21 @@ class Rule:
     concludes: frozenset[str] | None = None
     # Variables a FILTER(?v IN (...)) restricts to a set of IRIs: (name, IRIs).
     domains: tuple[tuple[str, frozenset[str]], ...] = ()
+    # (P, Q) when the rule only extends P along Q: "X P Z <- X P Y . Y Q+ Z" (or Q*).
+    extends: tuple[str, str] | None = None
+    # Premises "X P ?k" whose ?k serves only as the start of a Q closure: (premise index, P, Q).
+    # A rule that extends P along Q adds nothing there (the closure walks those steps anyway).
+    fed: tuple[tuple[int, str, str], ...] = ()
     text: str = ""  # the sh:construct query, or the triple rule spelled out
     file: str = ""
     tests: tuple[TestCase, ...] = ()
 
     def domain(self, name: str) -> frozenset[str] | None:
         return dict(self.domains).get(name)
+
+    def redundant_for(self, premise: Premise, other: Rule) -> bool:
+        """Whether applying ``other`` to this rule's ``premise`` can add nothing (see ``fed``)."""
+        return other.extends is not None and any(i == premise.index and (p, q) == other.extends for i, p, q in self.fed)
 
     @property
     def label(self) -> str:
