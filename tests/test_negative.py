@@ -223,11 +223,6 @@ def test_turtle_with_negative_property_assertions_imports_as_it_is(wb: Workbench
     ])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: re-importing a plain RDF file whose graph is already recorded compares the file's quads "
-    "with the store's by blank-node label (imports/landing.py _verify_existing); '[]' gets a new "
-    "label at every parse and both backends rename '_:w' when writing, so an unchanged file with a "
-    "blank node is refused as a Conflict instead of being recognised as unchanged."))
 def test_reimporting_turtle_with_negative_property_assertions_changes_nothing(
         wb: Workbench, tmp_path: Path) -> None:
     path = tmp_path / "car.ttl"
@@ -269,14 +264,7 @@ def test_export_import_round_trip_keeps_negative_facts(wb: Workbench, tmp_path: 
     assert len(negatives(wb, "car-1")) == 2
 
 
-def test_reimporting_an_export_with_negative_facts_changes_nothing(
-        wb: Workbench, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    if "embedded" in request.node.name:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "BUG: the embedded store loads a file with pyoxigraph Store.load, which gives every blank node "
-            "a fresh id, and loads graphs the store already holds too (store/embedded.py _load); so "
-            "re-importing an export duplicates each blank node's triples. The remote store skips graphs "
-            "it already holds (store/remote.py write) and passes.")))
+def test_reimporting_an_export_with_negative_facts_changes_nothing(wb: Workbench, tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "m.jsonl", [record("car-1", triples=[["my car", "not needs", "charging"]])])
     wb.import_files([path])
     out = tmp_path / "all.trig"

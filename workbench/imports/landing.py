@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,12 @@ def import_rdf(store: Store, paths: Sequence[Path], options: RdfOptions, progres
     _verify_existing(store, plan)
     if not plan.new_graphs and not plan.loose:
         return Landed(plan, 0)
-    write_batch(store, Batch(files=files), progress, size, check=lambda: plan.loose)
+    batch = Batch(files=files)
+    if plan.existing and any(_blank(store.quads(g)) for g in plan.existing):
+        # Loading the files again would add fresh copies of the blank nodes of graphs the store
+        # already holds (as they are): write only the new graphs' quads.
+        batch = Batch(quads=[q for f in files for q in _quads(f) if q.graph_name not in plan.existing])
+    write_batch(store, batch, progress, size if batch.files else len(batch.quads), check=lambda: plan.loose)
     return Landed(plan, len(plan.loose))
 
 
@@ -83,12 +88,40 @@ def _verify_existing(store: Store, plan: RdfPlan) -> None:
     for (path, to_graph), graphs in by_file.items():
         wanted = file_graph_quads(path, to_graph, graphs)
         for graph in sorted(graphs, key=str):
-            if set(store.quads(graph)) != wanted[graph]:
+            if not same_graph(set(store.quads(graph)), wanted[graph]):
                 raise Conflict(
                     f"graph {graph} is already recorded with other triples; records are never rewritten: "
                     "import the new triples as a new record that supersedes it",
                     where=str(path),
                 )
+
+
+def _blank(quads: Iterable[ox.Quad]) -> bool:
+    return any(isinstance(q.subject, ox.BlankNode) or isinstance(q.object, ox.BlankNode) for q in quads)
+
+
+def _quads(f: FileLoad) -> Iterator[ox.Quad]:
+    for q in ox.parse(path=str(f.path), format=f.format):
+        if isinstance(q.graph_name, ox.DefaultGraph) and f.to_graph is not None:
+            q = ox.Quad(q.subject, q.predicate, q.object, f.to_graph)
+        yield q
+
+
+def same_graph(a: set[ox.Quad], b: set[ox.Quad]) -> bool:
+    """Whether two graphs hold the same triples, blank nodes compared by structure (a blank
+    node's label is new at every parse and every write), not by label."""
+    if not (_blank(a) or _blank(b)):
+        return a == b
+    if len(a) != len(b):
+        return False
+    from rdflib import Graph
+    from rdflib.compare import isomorphic
+
+    def graph(quads: set[ox.Quad]) -> Graph:
+        data = ox.serialize([q.triple for q in quads], format=ox.RdfFormat.N_TRIPLES) or b""
+        return Graph().parse(data=data.decode(), format="nt")
+
+    return isomorphic(graph(a), graph(b))
 
 
 class PlanProcess:
