@@ -747,3 +747,18 @@ def test_embedded_and_remote_give_the_same_answers(request: pytest.FixtureReques
         local.init(sample=True)
         on_disk = ask_all(local, QUESTIONS)
     assert over_http == on_disk
+
+
+def test_an_open_question_shows_a_value_recorded_as_not_so_without_counting_it(
+    sample: Workbench, tmp_path: Path
+) -> None:
+    rec = negative_record("m-car-cook", "My car is not used for cooking.", ["my car", "not used for", "cooking"])
+    sample.import_files([write_jsonl(tmp_path / "neg.jsonl", [rec])])
+    a = sample.ask("my car", "used for")
+    assert a.tier is Tier.DERIVED
+    assert a.values == ["transport"]
+    cooking = by_label(a)["cooking"]
+    assert cooking.negated and isinstance(proof(cooking), Recorded)
+    assert proof(cooking).record == "m-car-cook"
+    assert "recorded as not so: cooking" in a.summary
+    assert a.to_json()["findings"][[f["label"] for f in a.to_json()["findings"]].index("cooking")]["negated"] is True

@@ -665,6 +665,19 @@ def test_a_draft_rule_is_never_used(wb: Workbench, tmp_path: Path) -> None:
     assert bench(wb, transitive_dir(tmp_path)).ask("alpha", "part of", "gamma").tier is Tier.DERIVED
 
 
+def test_a_draft_whose_tests_fail_does_not_block_answers(wb: Workbench, tmp_path: Path) -> None:
+    """Drafts are not used, so their tests are `rules check`'s business, not every answer's."""
+    chain(wb, tmp_path, ["alpha", "beta", "gamma"])
+    drafts = tmp_path / "failing-draft"
+    write(drafts, "part-chain.ttl", rule_ttl(status="wb:Draft", expect="e:c wb:partOf e:a ."))
+    w = bench(wb, drafts)
+    assert w.ask("alpha", "part of").values == ["beta"]
+    active = tmp_path / "failing-active"
+    write(active, "part-chain.ttl", rule_ttl(expect="e:c wb:partOf e:a ."))
+    with pytest.raises(Invalid, match="fails its test"):
+        bench(wb, active).ask("alpha", "part of")
+
+
 @pytest.mark.parametrize(("status", "extra"), [("wb:Retired", ""), ("wb:Active", "\n    sh:deactivated true ;")])
 def test_retired_and_deactivated_rules_are_never_used(wb: Workbench, tmp_path: Path, status: str, extra: str) -> None:
     chain(wb, tmp_path, ["alpha", "beta", "gamma"])

@@ -47,7 +47,7 @@ def ask(
         proof = prover.proof(support)
         if note:  # a negative fact: its statement says "not"
             proof = replace(proof, statement=replace(proof.statement, text=f"not: {proof.statement.text}"))
-        return Finding(value=str(value), label=words(value), proofs=(proof,), note=note)
+        return Finding(value=str(value), label=words(value), proofs=(proof,), note=note, negated=bool(note))
 
     by_value = {str(v): sup for v, sup in found.items()}
     order = sorted(found, key=lambda v: (words(v), str(v)))
@@ -98,8 +98,15 @@ def ask(
         parts.append("recorded: " + ", ".join(f.label for f in recorded))
     if derived:
         parts.append("derived: " + ", ".join(f.label for f in derived))
+    if said_no:  # other values a record says are not so: shown too, never dropped
+        parts.append("recorded as not so: " + ", ".join(f.label for f in said_no))
     lead = "Yes" if obj is not None else f"{words(subject)} {words(relation)}"
-    return Answer(tier=tier, findings=findings, **common, summary=f"{lead} ({'; '.join(parts)}).")  # type: ignore[arg-type]
+    return Answer(
+        tier=tier,
+        findings=findings + said_no,
+        **common,  # type: ignore[arg-type]
+        summary=f"{lead} ({'; '.join(parts)}).",
+    )
 
 
 def _negatives(

@@ -129,18 +129,21 @@ Proof = Recorded | Derived
 class Finding:
     """One value of an answer with its proofs. ``value`` is machine-readable (an N-Triples term
     or a plain number), ``label`` is what people read; ``details`` are (what, value) pairs, such
-    as who decided a decision or why it superseded another."""
+    as who decided a decision or why it superseded another. ``negated`` marks a value a recorded
+    negative fact says does not hold."""
 
     value: str
     label: str
     proofs: tuple[Proof, ...] = ()
     note: str = ""
     details: tuple[tuple[str, str], ...] = ()
+    negated: bool = False  # a record says this value does NOT hold
 
     def to_json(self) -> dict[str, Any]:
         return {
             "value": self.value,
             "label": self.label,
+            "negated": self.negated,
             "note": self.note,
             "details": [{"what": k, "value": v} for k, v in self.details],
             "proofs": [p.to_json() for p in self.proofs],
@@ -172,7 +175,8 @@ class Answer:
 
     @property
     def values(self) -> list[str]:
-        return [f.label for f in self.findings]
+        """The values that hold (a value a record says does not hold is a finding, not a value)."""
+        return [f.label for f in self.findings if not f.negated]
 
     def to_json(self) -> dict[str, Any]:
         return {
