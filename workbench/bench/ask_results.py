@@ -3,7 +3,6 @@ table written into docs/benchmarks.md."""
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from typing import Any
 
 from workbench import synth
 from workbench.bench.load import Size
+from workbench.bench.markdown import write_section
 
 GOAL_RATIO = 3.0  # a derived answer, proof and sources included, within 3x the bare query (p50)
 GOAL_FLAT = 1.5  # "flat": p50 at the largest size within 1.5x of p50 at the smallest, same queries
@@ -268,16 +268,6 @@ def render(runs: Sequence[SizeRun], *, command: str, machine_line: str, date: st
 
 def write_markdown(path: Path, block: str) -> None:
     """Put ``block`` in the ``## Ask`` section of ``path``, between markers; keep the rest."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    generated = f"{BEGIN}\n\n{block.strip()}\n\n{END}"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + generated + rest.split(END, 1)[1]
-    elif re.search(r"(?m)^## Ask\s*$", text):
-        text = re.sub(r"(?m)^## Ask\s*$", lambda m: f"{m[0]}\n\n{generated}", text, count=1)
-    else:
-        text = text.rstrip("\n") + f"\n\n## Ask\n\n{generated}\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    write_section(path, "Ask", block, begin=BEGIN, end=END)
 
 

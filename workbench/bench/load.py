@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from workbench import synth
+from workbench.bench.markdown import write_section
 
 T = TypeVar("T")
 
@@ -330,17 +331,7 @@ def render(runs: Sequence[SizeRun], *, command: str, machine_line: str, date: st
 
 def write_markdown(path: Path, block: str) -> None:
     """Put ``block`` in the ``## Load`` section of ``path``, between markers; keep the rest."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    generated = f"{BEGIN}\n\n{block.strip()}\n\n{END}"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + generated + rest.split(END, 1)[1]
-    elif re.search(r"(?m)^## Load\s*$", text):
-        text = re.sub(r"(?m)^## Load\s*$", lambda m: f"{m[0]}\n\n{generated}", text, count=1)
-    else:
-        text = text.rstrip("\n") + f"\n\n## Load\n\n{generated}\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    write_section(path, "Load", block, begin=BEGIN, end=END)
 
 
 def main(
