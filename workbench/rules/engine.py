@@ -10,11 +10,22 @@ How a goal ``(s, p, o?)`` is solved:
   premises no rule concludes are pushed down together, premises a rule concludes become
   sub-goals, closures (``p*``, ``p+``) are walked level by level and remembered per question.
 
-Sub-goals are tabled: each is solved once per pass; one met again while in progress (a cycle)
-reads its table so far, and the question re-runs until no table grows. A conclusion never
-supports itself. Depth is bounded; hitting the bound marks the result ``incomplete`` (never a
-wrong "no"). Nothing is
+Sub-goals are tabled: each is solved once into a table; one met again while in progress (a
+cycle) reads its table so far, and afterwards the tables read that way that grew, and whatever
+read them, are solved again until nothing grows. A conclusion never supports itself. Depth is
+bounded; hitting the bound marks the result ``incomplete`` (never a wrong "no"). Nothing is
 written anywhere. Each solution's bindings instantiate the premises: that is the proof.
+
+>>> from workbench.rules.check import scratch, parse_turtle
+>>> from workbench.rules.load import load_rules
+>>> from workbench.service import RULES_DIR
+>>> from workbench.vocab import WB
+>>> relations = frozenset(p.value for p in (WB.has, WB.usedFor, WB.dependsOn, WB.needs))
+>>> rules = load_rules([RULES_DIR / "inherit-kind.ttl"], relations=relations)
+>>> store = scratch(parse_turtle("e:x a e:car . e:car wb:needs e:gas .", "example"))
+>>> result = Engine(store, rules).solve(ox.NamedNode("urn:wb:entity:x"), WB.needs)
+>>> [(str(t[2]), support.rule.label) for t, support in result.found.items()]
+[('<urn:wb:entity:gas>', 'inherit-kind v1')]
 """
 
 from __future__ import annotations
