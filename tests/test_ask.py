@@ -762,3 +762,11 @@ def test_an_open_question_shows_a_value_recorded_as_not_so_without_counting_it(
     assert proof(cooking).record == "m-car-cook"
     assert "recorded as not so: cooking" in a.summary
     assert a.to_json()["findings"][[f["label"] for f in a.to_json()["findings"]].index("cooking")]["negated"] is True
+
+
+def test_asking_a_logged_state_gives_its_current_value_not_three_values(sample: Workbench) -> None:
+    a = sample.ask("me", "weight")
+    assert a.tier is Tier.RECORDED and a.kind == "current"
+    assert a.values == ["71.2"]
+    assert [f.label for f in a.history] == ["72.5", "71.8", "71.2"]
+    assert sample.ask("me", "weight", as_of="2026-04-15").values == ["71.8"]

@@ -342,8 +342,13 @@ class Workbench:
                            kind="ask", question=question, params=params, as_of=as_of)
         if isinstance(bound, Answer):
             return bound
-        return ask.ask(self.store, self.rules, subject=bound["subject"], relation=rel, obj=bound.get("object"),
-                       as_of=as_of, question=question, params=params)
+        answer = ask.ask(self.store, self.rules, subject=bound["subject"], relation=rel, obj=bound.get("object"),
+                         as_of=as_of, question=question, params=params)
+        if obj is None and ask.logged_state(answer):
+            # Repeated updates of one state (a weight logged three times) are one current value
+            # with its history, never several values.
+            return self.current(subject, relation, as_of=as_of)
+        return answer
 
     def count(
         self,

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pyoxigraph as ox
 
-from workbench.answer.model import Answer, Finding, Tier
+from workbench.answer.model import Answer, Finding, Recorded, Tier
 from workbench.answer.proofs import Prover
 from workbench.ids import META_GRAPH
 from workbench.records import effective
@@ -107,6 +107,13 @@ def ask(
         **common,  # type: ignore[arg-type]
         summary=f"{lead} ({'; '.join(parts)}).",
     )
+
+
+def logged_state(answer: Answer) -> bool:
+    """Whether an open answer's several values are all recorded by state records: updates of
+    one changing state, which the current-state answer collapses to its latest value."""
+    proofs = [p for f in answer.findings if not f.negated for p in f.proofs]
+    return len(proofs) > 1 and all(isinstance(p, Recorded) and p.record_type == "state" for p in proofs)
 
 
 def _negatives(
