@@ -22,7 +22,7 @@ def _rdflib_graph(path: Path) -> Any:
 def _rules_graph() -> Any:
     import rdflib
 
-    from workbench.service import RULES_DIR
+    from workbench.layout import RULES_DIR
 
     g = rdflib.Graph()
     for name in RULE_FILES:

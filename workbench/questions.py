@@ -1,0 +1,161 @@
+"""Questions, the part of the :class:`workbench.service.Workbench` API that answers: facts
+(recorded or derived, with proofs), counts, current states and decisions, and the rules they use.
+
+Every name binds exactly first (:mod:`workbench.answer.names`); the answers come from
+:mod:`workbench.answer`; the rules from ``rules_dir`` (:mod:`workbench.rules`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from workbench import records
+from workbench.answer.model import Answer
+from workbench.answer.period import period
+from workbench.errors import Invalid
+from workbench.layout import ONTOLOGY_DIR
+from workbench.relations import Relations
+from workbench.rules.model import RuleSet
+from workbench.store import Store
+from workbench.vocab import WB
+
+
+class Questions:
+    """Mixed into Workbench: what it needs is the store, the clock and where the rules are."""
+
+    store: Store
+    rules_dir: Path
+    _clock: Callable[[], dt.datetime]
+    _rules: RuleSet | None
+    _relation_labels: Relations | None
+
+    @property
+    def rules(self) -> RuleSet:
+        """The rules in ``rules_dir``, loaded and checked once (syntax, shape, allowed
+        constructs, test cases). Raises ParseError/Invalid naming file, rule and line."""
+        if self._rules is None:
+            from workbench.rules import load_rules, run_tests
+
+            rules = load_rules(self.rules_dir.glob("*.ttl"), relations=self.relations())
+            # Active rules must pass their tests to be used; drafts are checked by `rules check`.
+            failed = [c for c in run_tests(RuleSet(rules.active())) if not c.passed]
+            if failed:
+                c = failed[0]
+                raise Invalid(
+                    f"rule {c.rule} fails its test {c.case!r}: missing {list(c.missing)}, unwanted {list(c.unwanted)}",
+                    where=str(self.rules_dir),
+                )
+            self._rules = rules
+        return self._rules
+
+    def relations(self) -> frozenset[str]:
+        """IRIs of the relations rules may conclude: those the store knows and those this
+        version's ontology declares."""
+        declared = {
+            q.subject.value
+            for path in ONTOLOGY_DIR.glob("*.ttl")
+            for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
+            if q.predicate == WB.relationLabel
+        }
+        return frozenset(p.value for p in self._relations().by_key.values()) | declared
+
+    def _relations(self) -> Relations:
+        """Relation labels, read once: they change only when vocabulary is imported through this
+        Workbench (init, import_files), which forgets them."""
+        if self._relation_labels is None:
+            self._relation_labels = Relations.load(self.store)
+        return self._relation_labels
+
+    def ask(self, subject: str, relation: str, obj: str | None = None, *, as_of: str | None = None) -> Answer:
+        """Does ``subject relation obj`` hold, or what does ``subject relation``? Names and the
+        relation are written as people write them. Answers recorded, derived (with proofs),
+        no_evidence, conflicting, ambiguous or unknown_entity; never a bare value.
+
+        Raises Invalid for an unknown relation or a malformed date.
+        """
+        from workbench.answer import ask, names
+
+        as_of = records.check_date(as_of, "--as-of") if as_of else None
+        rel = names.relation(self._relations(), relation)
+        question = f"{subject} {relation}" + (f" {obj}" if obj else "") + "?"
+        params = _params(subject=subject, relation=relation, object=obj, as_of=as_of)
+        bound = names.bind(self.store, {"subject": subject, **({"object": obj} if obj else {})},
+                           kind="ask", question=question, params=params, as_of=as_of)
+        if isinstance(bound, Answer):
+            return bound
+        answer = ask.ask(self.store, self.rules, subject=bound["subject"], relation=rel, obj=bound.get("object"),
+                         as_of=as_of, question=question, params=params)
+        if obj is None and ask.logged_state(answer):
+            # Repeated updates of one state (a weight logged three times) are one current value
+            # with its history, never several values.
+            return self.current(subject, relation, as_of=as_of)
+        return answer
+
+    def count(
+        self,
+        event_type: str,
+        *,
+        about: str | None = None,
+        year: int | str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        as_of: str | None = None,
+    ) -> Answer:
+        """How many events of a kind (``wedding``), optionally about someone, in a year
+        (``"this"`` for the clock's year) or a date range, as of a date. Counted by code;
+        undated events that cannot be placed give "at least N". Raises Invalid for an
+        impossible period."""
+        from workbench.answer import count, names
+
+        as_of = records.check_date(as_of, "--as-of") if as_of else None
+        first, last = period(year, start, end, this_year=self._clock().year)
+        question = f"how many {event_type}" + (f" about {about}" if about else "") + (
+            f" between {first or 'the beginning'} and {last or 'now'}" if first or last else "") + "?"
+        params = _params(event_type=event_type, about=about, start=first.isoformat() if first else None,
+                         end=last.isoformat() if last else None, as_of=as_of)
+        bound = names.bind(self.store, {"kind": event_type, **({"about": about} if about else {})},
+                           kind="count", question=question, params=params, as_of=as_of)
+        if isinstance(bound, Answer):
+            return bound
+        return count.count_events(self.store, kind=bound["kind"], about=bound.get("about"), start=first, end=last,
+                                  as_of=as_of, question=question, params=params)
+
+    def current(self, subject: str, state: str, *, as_of: str | None = None) -> Answer:
+        """The current value of a changing state (``me``, ``weight``), with its history."""
+        from workbench.answer import current, names
+
+        as_of = records.check_date(as_of, "--as-of") if as_of else None
+        rel = names.relation(self._relations(), state)
+        question = f"current {state} of {subject}?"
+        params = _params(subject=subject, state=state, as_of=as_of)
+        bound = names.bind(self.store, {"subject": subject}, kind="current", question=question, params=params,
+                           as_of=as_of)
+        if isinstance(bound, Answer):
+            return bound
+        return current.current_state(self.store, subject=bound["subject"], relation=rel, as_of=as_of,
+                                     question=question, params=params)
+
+    def decision(self, scope: str, *, as_of: str | None = None) -> Answer:
+        """Which decision governs a scope (a project, a setting) now or as of a date: who decided
+        it, its source, what it superseded and why."""
+        from workbench.answer import decision, names
+
+        as_of = records.check_date(as_of, "--as-of") if as_of else None
+        question = f"which decision governs {scope}?"
+        params = _params(scope=scope, as_of=as_of)
+        bound = names.bind(self.store, {"scope": scope}, kind="decision", question=question, params=params,
+                           as_of=as_of)
+        if isinstance(bound, Answer):
+            return bound
+        return decision.decision(self.store, self.rules, scope=bound["scope"], as_of=as_of, question=question,
+                                 params=params)
+
+
+def _params(**kw: str | None) -> tuple[tuple[str, str], ...]:
+    return tuple((k, v) for k, v in kw.items() if v is not None)
+
+
