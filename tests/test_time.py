@@ -116,3 +116,12 @@ def test_superseding_a_superseded_record_in_an_import_is_refused(sample: Workben
 def test_as_of_needs_a_date(sample: Workbench) -> None:
     with pytest.raises(Invalid, match="ISO date"):
         sample.records(as_of="last tuesday")
+
+
+def test_a_record_without_effective_from_applies_from_when_its_source_said_it(sample: Workbench) -> None:
+    # m-car-1 has no effective_from; its source was captured 2026-01-04, long before the import.
+    assert "m-car-1" not in _ids(sample.records(as_of="2026-01-03"))
+    assert "m-car-1" in _ids(sample.records(as_of="2026-01-04"))
+    # A source with no captured_at (the admitted common sense) falls back to when it was recorded.
+    assert "common-sense-v1" not in _ids(sample.records(as_of="2026-11-29"))
+    assert "common-sense-v1" in _ids(sample.records(as_of="2026-11-30"))

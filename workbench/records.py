@@ -1,9 +1,9 @@
 """Reading records back: one by id, a filtered list (normal, as-of), and the audit chain.
 
 Normal reads see active records. An as-of read sees what was effective on a date: a record applies
-from its effective_from (or, lacking one, from when it was recorded) until its effective_to or until
-a record that supersedes it starts to apply. Retracted records are seen by the audit only.
-Dates compare at day granularity.
+from its effective_from (or, lacking one, from its source's captured_at, or from when it was
+recorded) until its effective_to or until a record that supersedes it starts to apply. Retracted
+records are seen by the audit only. Dates compare at day granularity.
 """
 
 from __future__ import annotations
@@ -41,14 +41,18 @@ def effective(r: str = "?r", *, as_of: str | None = None, status: Status | None 
     if as_of is None:
         return f"{r} wb:status {status.iri} ." if status else ""
     d = ox.Literal(check_date(as_of))
-    start = f"SUBSTR(STR(COALESCE({v}_f, {v}_c)), 1, 10)"
+    # A record applies from its effective_from; lacking one, from when its source said it (the
+    # source's captured_at); lacking that, from when it was recorded.
+    start = f"SUBSTR(STR(COALESCE({v}_f, {v}_sc, {v}_c)), 1, 10)"
     return f"""{r} wb:status {v}_st ; prov:generatedAtTime {v}_c . FILTER({v}_st != wb:Retracted)
         OPTIONAL {{ {r} wb:effectiveFrom {v}_f }} OPTIONAL {{ {r} wb:effectiveTo {v}_t }}
+        OPTIONAL {{ {r} prov:wasDerivedFrom {v}_s . {v}_s prov:generatedAtTime {v}_sc }}
         FILTER({start} <= {d})
         FILTER(!BOUND({v}_t) || SUBSTR(STR({v}_t), 1, 10) > {d})
         FILTER NOT EXISTS {{ {v}_n wb:supersedes {r} ; prov:generatedAtTime {v}_nc .
             OPTIONAL {{ {v}_n wb:effectiveFrom {v}_nf }}
-            FILTER(SUBSTR(STR(COALESCE({v}_nf, {v}_nc)), 1, 10) <= {d}) }}"""
+            OPTIONAL {{ {v}_n prov:wasDerivedFrom {v}_ns . {v}_ns prov:generatedAtTime {v}_nsc }}
+            FILTER(SUBSTR(STR(COALESCE({v}_nf, {v}_nsc, {v}_nc)), 1, 10) <= {d}) }}"""
 
 
 def find(
