@@ -42,6 +42,11 @@ def test_every_command_has_help() -> None:
         "sparql",
         "stats",
         "entities",
+        "ask",
+        "count",
+        "current",
+        "decision",
+        "rules",
     ]
     for name in commands:
         assert name in top.output
@@ -49,6 +54,37 @@ def test_every_command_has_help() -> None:
         assert sub.exit_code == 0 and "Usage:" in sub.output, name
     for name in ["list", "add", "alias", "merge", "split", "resolve"]:
         assert runner.invoke(main, ["entities", name, "--help"]).exit_code == 0
+    for name in ["list", "check"]:
+        assert runner.invoke(main, ["rules", name, "--help"]).exit_code == 0
+
+
+def test_the_question_commands(run) -> None:  # type: ignore[no-untyped-def]
+    run("init", "--sample")
+    text = run("ask", "my car", "needs", "gas").output
+    assert text.startswith("[derived] Yes") and "[rule inherit-kind v1]" in text and "chat-2026-01-04#2" in text
+    answer = json.loads(run("ask", "my car", "needs", "gas", "--json").output)
+    assert answer["tier"] == "derived" and answer["values"] == ["gasoline"]
+    assert answer["findings"][0]["proofs"][0]["rule"] == "inherit-kind"
+    assert json.loads(run("ask", "Paris Hilton", "located in", "--json").output)["tier"] == "no_evidence"
+    assert json.loads(run("ask", "Nobody", "needs", "--json").output)["tier"] == "unknown_entity"
+    count = json.loads(run("count", "wedding", "--about", "me", "--year", "2026", "--json").output)
+    assert (count["tier"], count["count"], count["at_least"], len(count["undated"])) == ("recorded", 3, True, 1)
+    assert "71.2" in run("current", "me", "weight").output
+    assert json.loads(run("current", "me", "weight", "--as-of", "2026-04-15", "--json").output)["values"] == ["71.8"]
+    then = json.loads(run("decision", "Project Atlas", "--as-of", "2026-03-01", "--json").output)
+    assert then["tier"] == "derived" and then["findings"][0]["note"] == "d-atlas-region-1"
+    assert "ok   inherit-kind v1" in run("rules", "check").output
+    assert "current-decision v1 [active]" in run("rules", "list").output
+
+
+def test_a_mistake_in_a_question_is_one_line_and_exit_1(run) -> None:  # type: ignore[no-untyped-def]
+    run("init", "--sample")
+    bad = run("ask", "my car", "frobs", ok=False)
+    assert bad.exit_code == 1 and bad.stderr.startswith("error: relation: unknown relation 'frobs'; known relations:")
+    period = run("count", "wedding", "--from", "2026-05-01", "--to", "2026-01-01", ok=False)
+    assert period.exit_code == 1 and "the period is impossible" in period.stderr
+    when = run("ask", "me", "weight", "--as-of", "last tuesday", ok=False)
+    assert when.exit_code == 1 and "--as-of must be an ISO date" in when.stderr
 
 
 def test_a_session_from_init_to_erase(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
