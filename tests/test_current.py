@@ -118,3 +118,20 @@ def test_the_same_question_gives_identical_json(sample: Workbench, tmp_path: Pat
     sample.import_files([weigh(tmp_path / "w.jsonl", ("m-w-a", "2026-06-01", 70.9), ("m-w-b", "2026-06-01", 71.1))])
     first, second = (json.dumps(current(sample).to_json(), sort_keys=True) for _ in range(2))
     assert first == second
+
+
+def test_an_undated_state_applies_from_when_its_source_said_it(wb: Workbench, tmp_path: Path) -> None:
+    """No effective_from: the value counts from the source's captured_at, as every as-of read does
+    (records.applies_from), not from the import, which is later."""
+    rec = {
+        "id": "m-w-undated", "statement": "My weight is 69.9 kg.", "type": "state", "about": ["me"],
+        "source": {"id": "scale-2026-02-01", "said_by": "me", "captured_at": "2026-02-01T07:00:00Z"},
+        "triples": [["me", "weight", 69.9]],
+    }
+    path = tmp_path / "u.jsonl"
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    wb.import_files([path])
+    a = current(wb, as_of="2026-03-01")
+    assert (a.tier, a.values) == (Tier.RECORDED, ["69.9"])
+    assert history(a) == [("69.9", "2026-02-01T07:00:00Z")]
+    assert current(wb, as_of="2026-01-31").tier is Tier.NO_EVIDENCE

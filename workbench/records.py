@@ -33,26 +33,32 @@ def check_date(text: str, what: str = "date") -> str:
     return day
 
 
+def applies_from(r: str, out: str) -> str:
+    """SPARQL, to put inside the metadata graph, binding ``out`` to when the assertion ``r`` (a
+    variable) started to apply: its effective_from; lacking one, when its source said it (the
+    source's captured_at); lacking that, when it was recorded."""
+    v = "?_" + r.lstrip("?$") + "_a"
+    return f"""{r} prov:generatedAtTime {v}c . OPTIONAL {{ {r} wb:effectiveFrom {v}f }}
+        OPTIONAL {{ {r} prov:wasDerivedFrom {v}s . {v}s prov:generatedAtTime {v}sc }}
+        BIND(COALESCE({v}f, {v}sc, {v}c) AS {out})"""
+
+
 def effective(r: str = "?r", *, as_of: str | None = None, status: Status | None = Status.ACTIVE) -> str:
     """SPARQL, to put inside the metadata graph, keeping the assertions ``r`` (a variable) that a
     read sees: those with ``status`` for a normal read, those effective on ``as_of`` for an
-    as-of read. Every variable it adds is named after ``r``, so several can share a query."""
+    as-of read (from when they started to apply, :func:`applies_from`, until their
+    effective_to or until a record that supersedes them starts to apply). Every variable it
+    adds is named after ``r``, so several can share a query."""
     v = "?_" + r.lstrip("?$")
     if as_of is None:
         return f"{r} wb:status {status.iri} ." if status else ""
     d = ox.Literal(check_date(as_of))
-    # A record applies from its effective_from; lacking one, from when its source said it (the
-    # source's captured_at); lacking that, from when it was recorded.
-    start = f"SUBSTR(STR(COALESCE({v}_f, {v}_sc, {v}_c)), 1, 10)"
-    return f"""{r} wb:status {v}_st ; prov:generatedAtTime {v}_c . FILTER({v}_st != wb:Retracted)
-        OPTIONAL {{ {r} wb:effectiveFrom {v}_f }} OPTIONAL {{ {r} wb:effectiveTo {v}_t }}
-        OPTIONAL {{ {r} prov:wasDerivedFrom {v}_s . {v}_s prov:generatedAtTime {v}_sc }}
-        FILTER({start} <= {d})
+    return f"""{r} wb:status {v}_st . FILTER({v}_st != wb:Retracted)
+        {applies_from(r, v + "_from")} OPTIONAL {{ {r} wb:effectiveTo {v}_t }}
+        FILTER(SUBSTR(STR({v}_from), 1, 10) <= {d})
         FILTER(!BOUND({v}_t) || SUBSTR(STR({v}_t), 1, 10) > {d})
-        FILTER NOT EXISTS {{ {v}_n wb:supersedes {r} ; prov:generatedAtTime {v}_nc .
-            OPTIONAL {{ {v}_n wb:effectiveFrom {v}_nf }}
-            OPTIONAL {{ {v}_n prov:wasDerivedFrom {v}_ns . {v}_ns prov:generatedAtTime {v}_nsc }}
-            FILTER(SUBSTR(STR(COALESCE({v}_nf, {v}_nsc, {v}_nc)), 1, 10) <= {d}) }}"""
+        FILTER NOT EXISTS {{ {v}_n wb:supersedes {r} . {applies_from(v + "_n", v + "_nfrom")}
+            FILTER(SUBSTR(STR({v}_nfrom), 1, 10) <= {d}) }}"""
 
 
 def find(
@@ -64,17 +70,17 @@ def find(
     about: ox.NamedNode | None = None,
     limit: int | None = None,
 ) -> list[Record]:
-    """Records matching the filters, oldest first (by effective date, then id)."""
+    """Records matching the filters, oldest first (by when they started to apply, then id)."""
     type_filter = f"?r wb:recordType {record_type.iri} ." if record_type else ""
     about_filter = f"?r wb:about {about} ." if about is not None else ""
     rows = store.select(
         PREFIXES
         + f"""SELECT ?r WHERE {{ GRAPH {META_GRAPH} {{
-            ?r a wb:Assertion ; wb:status ?st ; prov:generatedAtTime ?created ; dcterms:identifier ?id .
+            ?r a wb:Assertion ; wb:status ?st ; dcterms:identifier ?id .
             {type_filter} {about_filter}
-            OPTIONAL {{ ?r wb:effectiveFrom ?ef }}
+            {applies_from("?r", "?from")}
             {effective("?r", as_of=as_of, status=status)} }} }}
-        ORDER BY STR(COALESCE(?ef, ?created)) ?id {f"LIMIT {int(limit)}" if limit else ""}"""
+        ORDER BY STR(?from) ?id {f"LIMIT {int(limit)}" if limit else ""}"""
     )
     return load(store, [row["r"] for row in rows])  # type: ignore[misc]
 

@@ -16,7 +16,7 @@ import pyoxigraph as ox
 from workbench.answer.evidence import describe
 from workbench.answer.model import Answer, Finding, Recorded, Tier
 from workbench.ids import META_GRAPH, id_from_iri
-from workbench.records import check_date, effective
+from workbench.records import applies_from, check_date, effective
 from workbench.store import Store
 from workbench.vocab import PREFIXES, WB
 
@@ -26,7 +26,7 @@ _NUMBERS = {_XSD + t for t in ("integer", "decimal", "double", "float", "int", "
 
 @dataclass(frozen=True)
 class _Logged:
-    """One value one record gives, and when it applied from (effective_from, else created_at)."""
+    """One value one record gives, and when it applied from (:func:`workbench.records.applies_from`)."""
 
     record: ox.NamedNode
     value: ox.NamedNode | ox.BlankNode | ox.Literal
@@ -58,20 +58,19 @@ def _logged(store: Store, subject: ox.NamedNode, relation: ox.NamedNode, as_of: 
     for a normal read), flagged with whether the read sees its record. One query."""
     started = ""
     if as_of is not None:
-        started = f"FILTER(SUBSTR(STR(COALESCE(?ef, ?c)), 1, 10) <= {ox.Literal(check_date(as_of))})"
+        started = f"FILTER(SUBSTR(STR(?from), 1, 10) <= {ox.Literal(check_date(as_of))})"
     rows = store.select(
         PREFIXES
-        + f"""SELECT DISTINCT ?r ?v ?st ?ef ?c ?seen WHERE {{ GRAPH ?r {{ {subject} {relation} ?v }}
-            GRAPH {META_GRAPH} {{ ?r wb:status ?st ; prov:generatedAtTime ?c . FILTER(?st != wb:Retracted)
-                OPTIONAL {{ ?r wb:effectiveFrom ?ef }} {started}
+        + f"""SELECT DISTINCT ?r ?v ?st ?from ?seen WHERE {{ GRAPH ?r {{ {subject} {relation} ?v }}
+            GRAPH {META_GRAPH} {{ ?r wb:status ?st . FILTER(?st != wb:Retracted)
+                {applies_from("?r", "?from")} {started}
                 BIND(EXISTS {{ {effective("?r", as_of=as_of)} }} AS ?seen) }} }}"""
     )
     out = []
     for row in rows:
-        r, v, st, ef, c, seen = (row[k] for k in ("r", "v", "st", "ef", "c", "seen"))
+        r, v, st, when, seen = (row[k] for k in ("r", "v", "st", "from", "seen"))
         if not isinstance(r, ox.NamedNode) or v is None:
             continue
-        when = ef if isinstance(ef, ox.Literal) else c
         out.append(
             _Logged(
                 record=r,
