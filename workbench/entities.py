@@ -59,9 +59,19 @@ def resolve_keys(store: Store, keys: Iterable[str]) -> dict[str, tuple[str, ...]
 
 def resolve(store: Store, name: str) -> Resolution:
     """Bind a name exactly: one entity, several (ambiguous) or none (unknown)."""
-    iris = resolve_keys(store, [name_key(name)])[name_key(name)]
-    outcome = "bound" if len(iris) == 1 else ("ambiguous" if iris else "unknown")
-    return Resolution(name=name, outcome=outcome, entities=iris)
+    return resolve_all(store, [name])[name]
+
+
+def resolve_all(store: Store, names: Iterable[str]) -> dict[str, Resolution]:
+    """:func:`resolve` for several names, in one query."""
+    names = list(names)
+    found = resolve_keys(store, [name_key(n) for n in names])
+    out = {}
+    for name in names:
+        iris = found[name_key(name)]
+        outcome = "bound" if len(iris) == 1 else ("ambiguous" if iris else "unknown")
+        out[name] = Resolution(name=name, outcome=outcome, entities=iris)
+    return out
 
 
 def entity_ref(store: Store, ref: str) -> ox.NamedNode:

@@ -159,6 +159,13 @@ class ImportReport:
     activity: str
     new_entities: tuple[str, ...] = field(default=())
 
+    def summary(self) -> str:
+        """In words: ``20 records added, 0 unchanged, 19 entities created``."""
+        return (
+            f"{_count(self.records_added, 'record')} added, {self.records_unchanged} unchanged, "
+            f"{_count(self.entities_created, 'entity', 'entities')} created"
+        )
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["files"] = list(self.files)
@@ -178,3 +185,7 @@ class Tombstone:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"

@@ -11,13 +11,11 @@ import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 
-import pyoxigraph as ox
-
 from workbench import records
 from workbench.answer.model import Answer
 from workbench.answer.period import period
 from workbench.errors import Invalid
-from workbench.layout import ONTOLOGY_DIR
+from workbench.layout import ontology_triples
 from workbench.relations import Relations
 from workbench.rules.model import RuleSet
 from workbench.store import Store
@@ -38,9 +36,9 @@ class Questions:
         """The rules in ``rules_dir``, loaded and checked once (syntax, shape, allowed
         constructs, test cases). Raises ParseError/Invalid naming file, rule and line."""
         if self._rules is None:
-            from workbench.rules import load_rules, run_tests
+            from workbench.rules import run_tests
 
-            rules = load_rules(self.rules_dir.glob("*.ttl"), relations=self.relations())
+            rules = self.rule_files()
             # Active rules must pass their tests to be used; drafts are checked by `rules check`.
             failed = [c for c in run_tests(RuleSet(rules.active())) if not c.passed]
             if failed:
@@ -52,15 +50,17 @@ class Questions:
             self._rules = rules
         return self._rules
 
+    def rule_files(self) -> RuleSet:
+        """Every rule in ``rules_dir``, loaded and checked (syntax, shape, allowed constructs),
+        drafts included, test cases not run. Raises ParseError/Invalid naming file and rule."""
+        from workbench.rules import load_rules
+
+        return load_rules(self.rules_dir.glob("*.ttl"), relations=self.relations())
+
     def relations(self) -> frozenset[str]:
         """IRIs of the relations rules may conclude: those the store knows and those this
         version's ontology declares."""
-        declared = {
-            q.subject.value
-            for path in ONTOLOGY_DIR.glob("*.ttl")
-            for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
-            if q.predicate == WB.relationLabel
-        }
+        declared = {str(t.subject.value) for t in ontology_triples() if t.predicate == WB.relationLabel}  # type: ignore[union-attr]
         return frozenset(p.value for p in self._relations().by_key.values()) | declared
 
     def _relations(self) -> Relations:

@@ -32,7 +32,7 @@ from workbench.imports.common import ProgressFactory, write_batch
 from workbench.imports.landing import import_rdf
 from workbench.imports.rdf import FORMATS, RdfOptions
 from workbench.imports.records import RecordsPlanner
-from workbench.layout import DATA_DIR, ONTOLOGY_DIR, RULES_DIR
+from workbench.layout import DATA_DIR, RULES_DIR, ontology_triples
 from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Status, Tombstone
 from workbench.questions import Questions
 from workbench.relations import Relations
@@ -112,12 +112,7 @@ class Workbench(Questions):
     def init(self, *, sample: bool = False, progress: ProgressFactory | None = None) -> list[ImportReport]:
         """Load the ontology (idempotent); with ``sample``, also the sample data in data/."""
         self._relation_labels = None
-        quads = []
-        for path in sorted(ONTOLOGY_DIR.glob("*.ttl")):
-            quads += [
-                ox.Quad(q.subject, q.predicate, q.object, ONTOLOGY_GRAPH)
-                for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
-            ]
+        quads = [ox.Quad(t.subject, t.predicate, t.object, ONTOLOGY_GRAPH) for t in ontology_triples()]
         self.store.write(Batch(quads=quads))
         return self.load_sample(progress=progress) if sample else []
 

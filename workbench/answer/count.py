@@ -19,6 +19,8 @@ from workbench.answer.evidence import Triple, describe
 from workbench.answer.model import Answer, Finding, Recorded, Tier
 from workbench.ids import META_GRAPH
 from workbench.records import effective
+from workbench.rules.engine import Engine
+from workbench.rules.model import RuleSet
 from workbench.store import Store
 from workbench.vocab import PREFIXES, RDF, RDFS, WB
 
@@ -50,37 +52,15 @@ def _day(term: object) -> datetime.date | None:
         return None
 
 
-def sub_kinds(store: Store, kind: ox.NamedNode, as_of: str | None) -> dict[ox.NamedNode, Fact | None]:
-    """``kind`` and every kind below it, each with the subclass edge that reached it (None for
-    ``kind``). One query per level of the hierarchy, only edges the read sees; cycles stop."""
-    found: dict[ox.NamedNode, Fact | None] = {kind: None}
-    frontier = [kind]
-    while frontier:
-        rows = store.select(
-            PREFIXES
-            + f"""SELECT DISTINCT ?sub ?sup ?g WHERE {{ VALUES ?sup {{ {_values(frontier)} }}
-                GRAPH ?g {{ ?sub rdfs:subClassOf ?sup }} GRAPH {META_GRAPH} {{ {effective("?g", as_of=as_of)} }} }}"""
-        )
-        frontier = []
-        for row in sorted(rows, key=lambda r: (str(r["sub"]), str(r["sup"]), str(r["g"]))):
-            sub, sup, g = row["sub"], row["sup"], row["g"]
-            if isinstance(sub, ox.NamedNode) and isinstance(sup, ox.NamedNode) and isinstance(g, ox.NamedNode):
-                if sub in found:
-                    continue
-                found[sub] = ((sub, RDFS.subClassOf, sup), g)
-                frontier.append(sub)
-    return found
-
-
-def _chain(kinds: dict[ox.NamedNode, Fact | None], k: ox.NamedNode) -> list[Fact]:
-    """The subclass edges from ``k`` up to the asked kind: part of why an event counts."""
-    out: list[Fact] = []
-    edge = kinds.get(k)
-    while edge is not None:
-        out.append(edge)
-        up = edge[0][2]
-        edge = kinds.get(up) if isinstance(up, ox.NamedNode) else None
-    return out
+def sub_kinds(store: Store, kind: ox.NamedNode, as_of: str | None) -> dict[ox.NamedNode, list[Fact]]:
+    """``kind`` and every kind below it, each with the subclass edges from it up to ``kind``
+    (none for ``kind`` itself): the engine's walk, over the edges the read sees."""
+    walked = Engine(store, RuleSet(), as_of=as_of).walk(RDFS.subClassOf, {kind}, forward=False)[kind]
+    return {
+        k: [((f.triple[0], f.triple[1], f.triple[2]), f.record) for f in reversed(chain)]
+        for k, chain in walked.items()
+        if isinstance(k, ox.NamedNode)
+    }
 
 
 def _events(store: Store, kinds: Iterable[ox.NamedNode], about: ox.NamedNode | None, as_of: str | None) -> list[_Event]:
@@ -166,7 +146,7 @@ def count_events(
     facts: dict[str, list[Fact]] = {}
     for ev, _ in placed:
         typed = sorted(ev.types, key=lambda f: (f[1].value, str(f[0][2])))
-        chains = [edge for f in typed if isinstance(f[0][2], ox.NamedNode) for edge in _chain(kinds, f[0][2])]
+        chains = [edge for f in typed if isinstance(f[0][2], ox.NamedNode) for edge in kinds.get(f[0][2], [])]
         ties = sorted(ev.ties or ev.about_ties, key=lambda f: (f[1].value, str(f[0][1])))
         facts[str(ev.node)] = list(dict.fromkeys([*typed, *chains, *ties]))
     terms = {t for fs in facts.values() for f in fs for t in f[0]}

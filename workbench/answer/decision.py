@@ -33,7 +33,10 @@ def decision(
 ) -> Answer:
     engine = Engine(store, rules, as_of=as_of)
     found = engine.solve(scope, WB.governedBy).found
-    prover = Prover(store, found.values(), extra_terms=[scope])
+    iris = sorted((t[2] for t in found), key=str)
+    recs = {r.iri: r for r in records.load(store, iris)}  # type: ignore[arg-type]
+    people = [ox.NamedNode(r.decided_by) for r in recs.values() if r.decided_by]
+    prover = Prover(store, found.values(), extra_terms=[scope, *people])
     name = prover.labels(scope)
     common = dict(kind="decision", question=question, as_of=as_of, params=params, incomplete=engine.incomplete)
     if not found:
@@ -42,10 +45,6 @@ def decision(
             **common,  # type: ignore[arg-type]
             summary=f"No evidence: no decision recorded for {name} governs it" + (f" as of {as_of}." if as_of else "."),
         )
-    iris = sorted((t[2] for t in found), key=str)
-    recs = {r.iri: r for r in records.load(store, iris)}  # type: ignore[arg-type]
-    people = [ox.NamedNode(r.decided_by) for r in recs.values() if r.decided_by]
-    words = Labels(store, people)
     findings = []
     history: list[Finding] = []
     for iri in iris:
@@ -57,7 +56,7 @@ def decision(
                 label=rec.statement,
                 proofs=(prover.proof(support),),
                 note=rec.id,
-                details=_details(store, rec, words),
+                details=_details(store, rec, prover.labels),
             )
         )
         history += [_event(x) for x in records.chain(store, rec.id) if not (isinstance(x, Record) and x.iri == rec.iri)]

@@ -105,16 +105,6 @@ def describe(
     return labels, _leaves([r for r in rows if r.get("r") is not None], pairs, labels)
 
 
-def recorded(store: Store, facts: Iterable[tuple[Triple, ox.NamedNode]], labels: Labels) -> Leaves:
-    """Recorded leaves for (triple, record IRI) pairs, keyed by (triple, record IRI value)."""
-    pairs = list(dict.fromkeys(facts))
-    records = sorted({r.value for _, r in pairs})
-    if not records:
-        return {}
-    rows = store.select(PREFIXES + f"SELECT ?r ?p ?o ?sp ?so WHERE {{ {_meta_pattern(records)} }}")
-    return _leaves(rows, pairs, labels)
-
-
 def _leaves(rows: list[Row], pairs: list[tuple[Triple, ox.NamedNode]], labels: Labels) -> Leaves:
     meta: dict[str, dict[str, list[str]]] = {}
     for row in rows:

@@ -12,8 +12,6 @@ import pyoxigraph as ox
 from workbench import entities
 from workbench.answer.model import Answer, Finding, Tier
 from workbench.errors import Invalid
-from workbench.model import Resolution
-from workbench.names import name_key
 from workbench.relations import Relations
 from workbench.store import Store
 
@@ -30,11 +28,9 @@ def bind(
     """Each role's name (``{"subject": "my car"}``) bound to its entity, or the honest answer
     for the first name that does not bind."""
     bound: dict[str, ox.NamedNode] = {}
-    found = entities.resolve_keys(store, [name_key(n) for n in names.values()])  # one query for all
+    found = entities.resolve_all(store, names.values())  # one query for all
     for role, name in names.items():
-        iris = found[name_key(name)]
-        res = Resolution(name=name, outcome="bound" if len(iris) == 1 else ("ambiguous" if iris else "unknown"),
-                         entities=iris)
+        res = found[name]
         if res.outcome == "bound":
             bound[role] = ox.NamedNode(res.entities[0])
             continue

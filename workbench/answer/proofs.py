@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import pyoxigraph as ox
-
 from workbench.answer.evidence import describe
 from workbench.answer.model import Absence, Derived, Recorded
 from workbench.rules.model import Var
@@ -74,10 +72,3 @@ class Prover:
         words = " ".join(show(t, True) for t in (premise.s, premise.p, premise.o))
         return Absence(pattern=pattern, text=f"no record says {words}")
 
-
-def is_recorded(s: Support) -> bool:
-    return isinstance(s, Fact)
-
-
-def node(term: ox.NamedNode | ox.Literal | ox.BlankNode) -> str:
-    return str(term)

@@ -49,7 +49,6 @@ import re
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -74,7 +73,7 @@ from workbench.bench.ask_results import (
     render,
     write_markdown,
 )
-from workbench.bench.load import Size, _step, code_version, machine, measure
+from workbench.bench.load import Size, _step, code_version, machine, measure, working_dir
 
 DEFAULT_QUESTIONS = 200
 DEFAULT_REPEAT = 3
@@ -436,14 +435,9 @@ def main(
                + (f"--pyshacl-max {pyshacl_max.label}" if pyshacl_max else "--no-pyshacl"))
     machine_line, code = machine(), code_version()
     echo(f"Machine: {machine_line}\nCode: {code}\nCommand: {command}")
-    keep = workdir is not None
-    root = workdir if workdir is not None else Path(tempfile.mkdtemp(prefix="workbench-bench-ask-"))
-    try:
+    with working_dir(workdir, "ask") as root:
         runs = run(sizes, per_tier=questions, seed=seed, workdir=root, pyshacl_max=pyshacl_max, repeat=repeat,
                    profile_to=profile_to, echo=echo)
-    finally:
-        if not keep:
-            shutil.rmtree(root, ignore_errors=True)
     date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     block = render(runs, command=command, machine_line=machine_line, date=date, code=code, repeat=repeat)
     echo(block)

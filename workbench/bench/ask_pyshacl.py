@@ -4,6 +4,8 @@ in-memory rdflib copy, then each question is a lookup; and pySHACL for one focus
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,34 +54,41 @@ def run_pyshacl(nt: Path, questions: dict[str, list[Question]], tiers: dict[str,
     start = time.perf_counter()
     pyshacl.shacl_rules(g, shacl_graph=shapes, inplace=True)
     materialise_s = time.perf_counter() - start
-    for tier, qs in questions.items():
-        run = tiers[tier]
-        run.ms["pyshacl"], run.agree["pyshacl"] = [], 0
-        for q in qs:
-            start = time.perf_counter_ns()
-            got = _lookup(g, q)
-            run.ms["pyshacl"].append((time.perf_counter_ns() - start) / 1e6)
-            if got == q.expected:
-                run.agree["pyshacl"] += 1
-            else:
-                run.mismatches.append(f"pySHACL: {q.text} differs from the truth")
+    _timed(questions, tiers, "pyshacl", "pySHACL", partial(_lookup, g))
     after = len(g)
     del g
     fresh = _rdflib_graph(nt)
     bar.set_description("pySHACL: one focus node at a time")
+
+    def focus(q: Question) -> frozenset[str]:
+        pyshacl.shacl_rules(fresh, shacl_graph=shapes, inplace=True, focus_nodes=[q.subject])
+        bar.update(1)
+        return _lookup(fresh, q)
+
+    _timed(questions, tiers, "pyshacl-focus", "pySHACL (focus node)", focus, limit=FOCUS_QUESTIONS)
+    return PyshaclRun(parse_s, materialise_s, before, after)
+
+
+def _timed(
+    questions: dict[str, list[Question]],
+    tiers: dict[str, TierRun],
+    contender: str,
+    name: str,
+    answer: Callable[[Question], frozenset[str]],
+    *,
+    limit: int | None = None,
+) -> None:
+    """Time ``answer`` on each tier's questions (the first ``limit``), checking it against the truth."""
     for tier, qs in questions.items():
         run = tiers[tier]
-        run.ms["pyshacl-focus"], run.agree["pyshacl-focus"] = [], 0
-        for q in qs[:FOCUS_QUESTIONS]:
+        run.ms[contender], run.agree[contender] = [], 0
+        for q in qs[:limit]:
             start = time.perf_counter_ns()
-            pyshacl.shacl_rules(fresh, shacl_graph=shapes, inplace=True, focus_nodes=[q.subject])
-            got = _lookup(fresh, q)
-            run.ms["pyshacl-focus"].append((time.perf_counter_ns() - start) / 1e6)
+            got = answer(q)
+            run.ms[contender].append((time.perf_counter_ns() - start) / 1e6)
             if got == q.expected:
-                run.agree["pyshacl-focus"] += 1
+                run.agree[contender] += 1
             else:
-                run.mismatches.append(f"pySHACL (focus node): {q.text} differs from the truth")
-            bar.update(1)
-    return PyshaclRun(parse_s, materialise_s, before, after)
+                run.mismatches.append(f"{name}: {q.text} differs from the truth")
 
 

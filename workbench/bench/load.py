@@ -31,8 +31,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from importlib import metadata
@@ -334,6 +335,20 @@ def write_markdown(path: Path, block: str) -> None:
     write_section(path, "Load", block, begin=BEGIN, end=END)
 
 
+@contextmanager
+def working_dir(workdir: Path | None, bench: str) -> Iterator[Path]:
+    """The directory a benchmark keeps its files in: ``workdir`` (kept), or a temporary one
+    removed afterwards."""
+    if workdir is not None:
+        yield workdir
+        return
+    root = Path(tempfile.mkdtemp(prefix=f"workbench-bench-{bench}-"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main(
     sizes: Sequence[Size],
     *,
@@ -350,13 +365,8 @@ def main(
     command += f" --repeat {repeat}" if repeat > 1 else ""
     machine_line, code = machine(), code_version()
     echo(f"Machine: {machine_line}\nCode: {code}\nCommand: {command}")
-    keep = workdir is not None
-    root = workdir if workdir is not None else Path(tempfile.mkdtemp(prefix="workbench-bench-load-"))
-    try:
+    with working_dir(workdir, "load") as root:
         runs = run(sizes, seed=seed, workdir=root, rdflib_max=rdflib_max, repeat=repeat)
-    finally:
-        if not keep:
-            shutil.rmtree(root, ignore_errors=True)
     date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     block = render(runs, command=command, machine_line=machine_line, date=date, repeat=repeat, code=code)
     echo(block)

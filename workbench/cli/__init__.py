@@ -121,10 +121,7 @@ def init(wb: Workbench, sample: bool, as_json: bool) -> None:
         return
     click.echo(f"store ready: {wb.store.capabilities.name} at {wb.store.location}")
     for r in reports:
-        click.echo(
-            f"  {Path(r.files[0]).name}: {r.records_added} records added, {r.records_unchanged} unchanged, "
-            f"{r.entities_created} entities created"
-        )
+        click.echo(f"  {Path(r.files[0]).name}: {r.summary()}")
 
 
 @command(main, "import")
@@ -166,10 +163,7 @@ def import_(
     if as_json:
         _emit(report.to_json())
     else:
-        click.echo(
-            f"{report.records_added} records added, {report.records_unchanged} unchanged, "
-            f"{report.entities_created} entities created"
-        )
+        click.echo(report.summary())
 
 
 @command(main)

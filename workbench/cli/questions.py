@@ -110,7 +110,7 @@ def rules() -> None:
 @JSON
 def rules_list(wb: Workbench, as_json: bool) -> None:
     """Each rule: id, version, status, author and what it says."""
-    found = wb.rules.rules
+    found = wb.rule_files().rules  # drafts too, and listed even when a test fails
     if as_json:
         _emit([
             {"id": r.id, "version": r.version, "status": r.status, "author": r.author, "reading": r.reading,
@@ -125,9 +125,9 @@ def rules_list(wb: Workbench, as_json: bool) -> None:
 @command(rules, "check")
 def rules_check(wb: Workbench) -> None:
     """Load every rule and run its test cases; exit 1 if any fails."""
-    from workbench.rules import load_rules, run_tests
+    from workbench.rules import run_tests
 
-    rules = load_rules(wb.rules_dir.glob("*.ttl"), relations=wb.relations())
+    rules = wb.rule_files()
     failed = 0
     for case in run_tests(rules):
         mark = "ok  " if case.passed else "FAIL"

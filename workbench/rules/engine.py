@@ -92,7 +92,7 @@ class Engine:
 
     def solve(self, s: Node, p: ox.NamedNode, o: Node | None = None, *, derive: bool = True) -> Result:
         """Every fact matching ``s p o`` (o may be open), recorded and, with ``derive``, derived."""
-        goal = Premise(Var("s") if s is None else s, p, Var("o") if o is None else o)
+        goal = Premise(s, p, Var("o") if o is None else o)
         rows = self._recorded([goal], [Row({}, ())], [])
         derived = self._derived(goal, [Row({}, ())]) if derive else []
         # Tables read while still in progress that grew afterwards: what read them may miss
@@ -305,8 +305,27 @@ class Engine:
             self.incomplete = True  # neither end known: walking every chain is not goal-directed
             return []
         start_slot, end_slot = (p.s, p.o) if forward else (p.o, p.s)
-        starts = {value(start_slot, r.vals) for r in rows}
-        edges = self._edges.setdefault((p.p.predicate.value, forward), {})
+        paths = self.walk(p.p.predicate, {value(start_slot, r.vals) for r in rows}, forward=forward,
+                          min_len=p.p.min_len)
+        out = []
+        for row in rows:
+            for end, chain in paths[value(start_slot, row.vals)].items():
+                if isinstance(end_slot, Var) and end_slot.name not in row.vals:
+                    vals = {**row.vals, end_slot.name: end}
+                elif value(end_slot, row.vals) == end:
+                    vals = row.vals
+                else:
+                    continue
+                out.append(Row(vals, row.sup + tuple((p.index, f) for f in chain), row.tag))
+        return dedupe(out)
+
+    def walk(
+        self, predicate: ox.NamedNode, starts: set[Node], *, forward: bool = True, min_len: int = 0
+    ) -> dict[Node, dict[Node, list[Fact]]]:
+        """For each start, every node it reaches along ``predicate`` edges the read sees
+        (backwards with ``forward=False``), with the shortest chain of recorded edges that gets
+        there. One query per level of the walk; edges are remembered for the question."""
+        edges = self._edges.setdefault((predicate.value, forward), {})
         frontier = {s for s in starts if s not in edges}
         depth = 0
         while frontier:
@@ -314,23 +333,14 @@ class Engine:
             if depth > MAX_CLOSURE:
                 self.incomplete = True
                 break
-            frontier = self._expand(p.p.predicate, forward, frontier, edges)
-        paths = {s: reach(s, edges, p.p.min_len) for s in starts}
-        out = []
-        for row in rows:
-            start = value(start_slot, row.vals)
-            for end, chain in paths[start].items():
-                if isinstance(end_slot, Var) and end_slot.name not in row.vals:
-                    vals = {**row.vals, end_slot.name: end}
-                elif value(end_slot, row.vals) == end:
-                    vals = row.vals
-                else:
-                    continue
-                facts = tuple(
-                    (p.index, Fact((a, p.p.predicate, b) if forward else (b, p.p.predicate, a), g)) for a, b, g in chain
-                )
-                out.append(Row(vals, row.sup + facts, row.tag))
-        return dedupe(out)
+            frontier = self._expand(predicate, forward, frontier, edges)
+        return {
+            s: {
+                end: [Fact((a, predicate, b) if forward else (b, predicate, a), g) for a, b, g in chain]
+                for end, chain in reach(s, edges, min_len).items()
+            }
+            for s in starts
+        }
 
     def _expand(
         self, pred: ox.NamedNode, forward: bool, nodes: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
+from workbench.errors import NotFound
 from workbench.vocab import WB
 
 Node = ox.NamedNode | ox.Literal | ox.BlankNode
@@ -140,8 +141,6 @@ class RuleSet:
         return tuple(r for r in self.rules if r.status == "active")
 
     def get(self, rule_id: str) -> Rule:
-        from workbench.errors import NotFound
-
         found = [r for r in self.rules if r.id == rule_id]
         if not found:
             raise NotFound(f"no rule {rule_id!r}; rules: {', '.join(sorted({r.id for r in self.rules}))}")
