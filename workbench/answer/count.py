@@ -1,7 +1,8 @@
 """Counting events: how many things of a kind happened, in a period, tied to someone.
 
-Plain SPARQL and arithmetic, no rules engine and no model: an event is a thing an event record
-types as the kind (or a kind below it), and it counts once however many records mention it.
+Plain SPARQL and arithmetic, no rules and no model: an event is a thing an event record types as
+the kind (or a kind below it, found by the engine's walk over recorded subclass edges), and it
+counts once however many records mention it.
 An event without a date cannot be placed in a period, so a count over a period that meets
 undated events is a lower bound ("at least"), never silently exact; and a zero count is no
 evidence, never proof that nothing happened.
