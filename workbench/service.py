@@ -34,6 +34,10 @@ from workbench.imports.rdf import FORMATS, RdfOptions
 from workbench.imports.records import RecordsPlanner
 from workbench.layout import DATA_DIR, RULES_DIR, ontology_triples
 from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Status, Tombstone
+from workbench.guess.memory import RecordVectors
+from workbench.guess.names import NameIndex
+from workbench.guess.things import Things
+from workbench.guesses import Guesses
 from workbench.questions import Questions
 from workbench.relations import Relations
 from workbench.rules.model import RuleSet
@@ -65,13 +69,23 @@ def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class Workbench(Questions):
+class Workbench(Questions, Guesses):
     """A memory store and everything people do with it."""
 
     def __init__(
-        self, store: Store, *, user: str | None = None, clock: Clock = _utc_now, rules_dir: Path = RULES_DIR
+        self,
+        store: Store,
+        *,
+        user: str | None = None,
+        clock: Clock = _utc_now,
+        rules_dir: Path = RULES_DIR,
+        encoder: str | None = None,
     ) -> None:
         self.store = store
+        self.encoder_spec = encoder
+        self._vectors: RecordVectors | None = None
+        self._names: NameIndex | None = None
+        self._things: Things | None = None
         self.user = user or default_user()
         self._clock = clock
         self.rules_dir = Path(rules_dir)
@@ -87,13 +101,15 @@ class Workbench(Questions):
         user: str | None = None,
         clock: Clock = _utc_now,
         timeout: float = 30.0,
+        encoder: str | None = None,
     ) -> Workbench:
-        """Open a store: a directory (embedded) or the URL of a SPARQL 1.1 server.
+        """Open a store: a directory (embedded) or the URL of a SPARQL 1.1 server. ``encoder``
+        names the encoder for recall's index (see :mod:`workbench.guesses`).
 
         Raises NotFound when there is no store there (unless ``create``), StoreUnavailable when
         another process holds it or the server does not answer.
         """
-        return cls(open_store(location, create=create, timeout=timeout), user=user, clock=clock)
+        return cls(open_store(location, create=create, timeout=timeout), user=user, clock=clock, encoder=encoder)
 
     def now(self) -> str:
         return self._clock().astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
@@ -166,6 +182,7 @@ class Workbench(Questions):
                 visible_to=tuple(visible_to),
             )
             landed = import_rdf(self.store, rdf, options, progress)
+            self._records_changed()
             return ImportReport(
                 files=tuple(str(p) for p in rdf),
                 records_added=landed.plan.records_added,
@@ -177,6 +194,7 @@ class Workbench(Questions):
         plan = RecordsPlanner(self.store, actor=self.user, now=now).plan(jsonl)
         if len(plan.batch):
             write_batch(self.store, plan.batch, progress, len(plan.batch.quads))
+            self._records_changed()
         return ImportReport(
             files=plan.files,
             records_added=plan.records_added,
@@ -231,16 +249,20 @@ class Workbench(Questions):
         return found[0] if found else Entity(iri=iri.value, names=())
 
     def add_entity(self, name: str, *, lang: str | None = None) -> ox.NamedNode:
+        self._names_changed()
         return entities.add(self.store, name, actor=self.user, now=self.now(), lang=lang)
 
     def add_alias(self, ref: str, alias: str, *, lang: str | None = None) -> ox.NamedNode:
         """Register an alias. Raises Conflict when another entity already has that name."""
+        self._names_changed()
         return entities.add_alias(self.store, ref, alias, actor=self.user, now=self.now(), lang=lang)
 
     def merge(self, keep: str, other: str, *, reason: str) -> ox.NamedNode:
+        self._names_changed()
         return entities.merge(self.store, keep, other, actor=self.user, now=self.now(), reason=reason)
 
     def split(self, ref: str, *, reason: str) -> ox.NamedNode:
+        self._names_changed()
         return entities.split(self.store, ref, actor=self.user, now=self.now(), reason=reason)
 
     # ------------------------------------------------------------------ records and time
@@ -268,13 +290,18 @@ class Workbench(Questions):
 
     def supersede(self, old_id: str, new_id: str, *, reason: str) -> None:
         lifecycle.supersede(self.store, old_id, new_id, actor=self.user, now=self.now(), reason=reason)
+        self._records_changed()
 
     def retract(self, record_id: str, *, reason: str) -> None:
         lifecycle.retract(self.store, record_id, actor=self.user, now=self.now(), reason=reason)
+        self._records_changed()
 
     def erase(self, record_id: str, *, reason: str) -> Tombstone:
-        """Remove a record and every copy the store manages; leave a content-free tombstone."""
-        return lifecycle.erase(self.store, record_id, actor=self.user, now=self.now(), reason=reason)
+        """Remove a record and every copy the store manages (its vector included); leave a
+        content-free tombstone."""
+        stone = lifecycle.erase(self.store, record_id, actor=self.user, now=self.now(), reason=reason)
+        self._record_erased(record_id)
+        return stone
 
     # ------------------------------------------------------------------ SPARQL and stats
 

@@ -39,13 +39,18 @@ def _progress(desc: str, total: int) -> Any:
 
 
 class Context:
-    def __init__(self, store: str | None, endpoint: str | None, user: str | None, timeout: float) -> None:
+    def __init__(
+        self, store: str | None, endpoint: str | None, user: str | None, timeout: float, encoder: str | None = None
+    ) -> None:
         self.location = endpoint or store or os.environ.get("WORKBENCH_STORE") or DEFAULT_STORE
         self.user = user
         self.timeout = timeout
+        self.encoder = encoder
 
     def open(self, *, create: bool = False) -> Workbench:
-        return Workbench.open(self.location, create=create, user=self.user, timeout=self.timeout)
+        return Workbench.open(
+            self.location, create=create, user=self.user, timeout=self.timeout, encoder=self.encoder
+        )
 
 
 def _emit(data: Any) -> None:
@@ -84,8 +89,16 @@ def command(group: click.Group, name: str | None = None) -> Callable[[F], F]:
 )
 @click.option("--as", "user", metavar="USER", help="Who acts (default: $WORKBENCH_USER or your login name).")
 @click.option("--timeout", default=30.0, show_default=True, help="Seconds to wait for a remote store.")
+@click.option(
+    "--encoder",
+    metavar="NAME",
+    help="Encoder for recall's index: hashing (default), minilm, or sentence-transformers:PATH "
+    "(default: $WORKBENCH_ENCODER, else the one the index was built with).",
+)
 @click.pass_context
-def main(ctx: click.Context, store: str | None, endpoint: str | None, user: str | None, timeout: float) -> None:
+def main(
+    ctx: click.Context, store: str | None, endpoint: str | None, user: str | None, timeout: float, encoder: str | None
+) -> None:
     """Workbench: a memory that says how it knows.
 
     Facts are RDF with PROV-O provenance in an embedded store on disk (or any SPARQL 1.1 server).
@@ -98,10 +111,11 @@ def main(ctx: click.Context, store: str | None, endpoint: str | None, user: str 
       workbench records --type decision
       workbench ask "my car" needs gas
       workbench count wedding --about me --year this
+      workbench recall "what does Ravi work on?"
     """
     if store and endpoint:
         raise click.UsageError("give --store or --endpoint, not both")
-    ctx.obj = Context(store, endpoint, user, timeout)
+    ctx.obj = Context(store, endpoint, user, timeout, encoder)
 
 
 # ---------------------------------------------------------------------- setting up, import, export
@@ -406,6 +420,7 @@ def stats(wb: Workbench, as_json: bool) -> None:
 
 
 import workbench.cli.questions  # noqa: E402, F401  (registers ask, count, current, decision, rules)
+import workbench.cli.recall  # noqa: E402, F401  (registers recall, index)
 from workbench.bench.cli import bench  # noqa: E402  (the group lives beside the benchmarks)
 
 main.add_command(bench)

@@ -138,6 +138,17 @@ class Store(abc.ABC):
         if ops:
             self.update(" ;\n".join(ops))
 
+    @property
+    def files_dir(self) -> Path:
+        """Where files that belong with this store live (its vector indexes): inside an on-disk
+        store; for any other, a folder per location under the user's cache
+        (``$XDG_CACHE_HOME/workbench``, else ``~/.cache/workbench``)."""
+        import hashlib
+        import os
+
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "workbench"
+        return cache / hashlib.sha256(self.location.encode()).hexdigest()[:16]
+
     def close(self) -> None:  # noqa: B027  (most backends hold nothing to release)
         """Release the store. Further calls fail."""
 

@@ -71,6 +71,10 @@ class EmbeddedStore(PyoxStore):
         name="embedded", on_disk=True, crash_safe_imports=True, bulk_load=True, staged_writes=True
     )
 
+    @property
+    def files_dir(self) -> Path:
+        return self.path
+
     def __init__(self, path: str | os.PathLike[str], *, create: bool = False) -> None:
         self.path = Path(path)
         self.location = str(self.path)

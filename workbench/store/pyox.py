@@ -10,7 +10,9 @@ False
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import IO
 
 import pyoxigraph as ox
@@ -79,6 +81,14 @@ class MemoryStore(PyoxStore):
     def __init__(self) -> None:
         self.location = ":memory:"
         self._db = ox.Store()
+        self._files: Path | None = None
+
+    @property
+    def files_dir(self) -> Path:
+        """A temporary folder of its own, gone with the process's temporary files."""
+        if self._files is None:
+            self._files = Path(tempfile.mkdtemp(prefix="workbench-scratch-"))
+        return self._files
 
     def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
         if batch.files:

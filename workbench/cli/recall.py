@@ -1,0 +1,57 @@
+"""The recall commands: ``recall`` (a question in words -> a bundle of records, or "no memory")
+and ``index`` (the vector indexes beside the store: status, rebuild)."""
+
+from __future__ import annotations
+
+import click
+
+from workbench.cli import _emit, _progress, command, main
+from workbench.guess.recall import PURPOSES
+from workbench.service import Workbench
+
+
+@command(main)
+@click.argument("question")
+@click.option("--limit", type=int, metavar="K", help="At most K records (default: set by --purpose).")
+@click.option("--budget-chars", type=int, metavar="N", help="At most N characters of statements.")
+@click.option("--purpose", type=click.Choice(sorted(PURPOSES)), default="default", show_default=True,
+              help="Budget preset: writing (more context) or decision (few, exact).")
+@click.option("--json", "as_json", is_flag=True, help="Print the bundle as JSON.")
+def recall(wb: Workbench, question: str, limit: int | None, budget_chars: int | None, purpose: str,
+           as_json: bool) -> None:
+    """Recall the records that bear on QUESTION, or say "no memory".
+
+    Names in the question bind exactly (names and registered aliases) and scope the search to
+    what is recorded about them; records are ranked by shared words and vectors. With no name
+    bound, what similarity finds is labelled a model guess. A name that binds nothing gets "did
+    you mean" suggestions, never a binding.
+
+    \b
+    Examples:
+      workbench recall "what does Ravi work on?"
+      workbench recall "what was the name of my friend who works on chips?"
+      workbench recall "where does Project Atlas keep customer data?" --purpose decision --json
+    """
+    bundle = wb.recall(question, purpose=purpose, limit=limit, budget_chars=budget_chars, progress=_progress)
+    if as_json:
+        _emit(bundle.to_json())
+    else:
+        click.echo(bundle.text())
+
+
+@main.group()
+def index() -> None:
+    """The vector indexes kept beside the store (records, names, things)."""
+
+
+@command(index, "status")
+def index_status(wb: Workbench) -> None:
+    """What each index holds and which encoder built it."""
+    _emit(wb.index_status())
+
+
+@command(index, "rebuild")
+@click.option("--encoder", "encoder_spec", metavar="NAME", help="Rebuild with this encoder (hashing, minilm, ...).")
+def index_rebuild(wb: Workbench, encoder_spec: str | None) -> None:
+    """Drop the indexes and build them again from the store (the store is not touched)."""
+    _emit(wb.rebuild_index(encoder_spec=encoder_spec, progress=_progress))

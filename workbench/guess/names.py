@@ -1,0 +1,89 @@
+"""Fuzzy name suggestions: "did you mean ...?" for a name that binds nothing. They suggest;
+they never bind (names bind only exactly, :mod:`workbench.entities`).
+
+Every name and label in the store sits in a small FAISS index of character trigrams, so a
+misspelling ("Tsinghua Univeristy") or a part ("Dana") finds the names it resembles.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from workbench.guess.encoders import HashingEncoder
+from workbench.guess.index import IndexCorrupt, VectorIndex
+from workbench.ids import ENTITIES_GRAPH
+from workbench.names import name_key
+from workbench.store import Store
+from workbench.vocab import PREFIXES
+
+MIN_SIMILARITY = 0.45
+_NAMES = f"""{{ GRAPH {ENTITIES_GRAPH} {{ ?e skos:prefLabel|skos:altLabel ?n }} }}
+    UNION {{ GRAPH ?g {{ ?e skos:prefLabel ?n }} }}"""
+_CAPITALISED = re.compile(r"^[^\W\d_]")
+
+
+class NameIndex:
+    """Names by their spelling, kept in step with the store's count of names."""
+
+    def __init__(self, store: Store, directory: Path) -> None:
+        self.store = store
+        self.index = VectorIndex(directory, HashingEncoder(256))
+        self._checked = False
+
+    def stale(self) -> None:
+        self._checked = False
+
+    def ready(self) -> VectorIndex:
+        if self._checked:
+            return self.index
+        count = self.store.select(PREFIXES + f"SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE {{ {_NAMES} }}")[0]
+        now = f"names={count['c'].value}"  # type: ignore[union-attr]
+        if self.index.exists:
+            try:
+                self.index.load()
+            except IndexCorrupt:
+                self.index = VectorIndex(self.index.directory, self.index.encoder)
+        if self.index.fingerprint != now:
+            rows = self.store.select(PREFIXES + f"SELECT DISTINCT ?n WHERE {{ {_NAMES} }}")
+            by_key: dict[str, str] = {}
+            for r in rows:
+                name = r["n"].value  # type: ignore[union-attr]
+                by_key.setdefault(name_key(name), name)
+            fresh = VectorIndex(self.index.directory, self.index.encoder)
+            fresh.add({name: name for name in sorted(by_key.values())})
+            fresh.save(now)
+            self.index = fresh
+        self._checked = True
+        return self.index
+
+    def similar(self, name: str, k: int = 3) -> tuple[str, ...]:
+        """Names spelled like ``name`` (never ``name`` itself), best first."""
+        index = self.ready()
+        hits = index.search(index.encoder.encode([name])[0], k + 1)
+        key = name_key(name)
+        return tuple(n for n, s in hits if s >= MIN_SIMILARITY and name_key(n) != key)[:k]
+
+    def suggest_unbound(
+        self, text: str, left: Sequence[tuple[int, int]], bound: Sequence[tuple[str, tuple[str, ...], int, int]]
+    ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """For each run of capitalised words that bound nothing (a name, by its look), the names
+        it resembles. The question's first word is skipped ("What", "Who")."""
+        runs: list[list[tuple[int, int]]] = []
+        first = left[0][0] if left and (not bound or left[0][0] < bound[0][2]) else -1
+        for s, e in left:
+            word = text[s:e]
+            if s == first or not _CAPITALISED.match(word) or word[0] != word[0].upper() or word.lower() == "i":
+                runs.append([])
+                continue
+            if runs and runs[-1] and text[runs[-1][-1][1] : s].strip() == "":
+                runs[-1].append((s, e))
+            else:
+                runs.append([(s, e)])
+        out = []
+        for run in runs:
+            if run:
+                name = re.sub(r"['’]s$", "", text[run[0][0] : run[-1][1]])
+                out.append((name, self.similar(name)))
+        return tuple(out)

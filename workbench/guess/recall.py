@@ -1,0 +1,355 @@
+"""Recall: the records that bear on a question in natural language, as a small bundle, or "no
+memory".
+
+1. **Names bind first, exactly** (:func:`spot_names`): every run of up to six words is looked up
+   as a name or registered alias; the longest matches win and never overlap. A capitalised word
+   that binds nothing gets "did you mean" suggestions from fuzzy matching, never a binding.
+2. **Scope**: the records that mention a bound entity (about, applies to, decided by, or in their
+   triples), merged entities included.
+3. **Rank inside the scope**, hybrid: the share of the question's content words (names and
+   stop words removed) that the record contains, and the cosine of the question and the record
+   statement. Records about *more* of the named entities rank higher; active records only,
+   superseded ones when the question asks about the past ("before", "why ... change").
+4. **Abstain** when nothing in scope matches the content (no shared word, cosine below the
+   tuned floor) and say when the closest record elsewhere is about someone else.
+5. **No name bound**: fuzzy recall over every record; what it finds is labelled a guess.
+
+The bundle is cut to a budget in records and characters, set by purpose.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench import entities, records
+from workbench.errors import Invalid
+from workbench.guess.encoders import words
+from workbench.guess.index import VectorIndex
+from workbench.guess.names import NameIndex
+from workbench.ids import ENTITIES_GRAPH, META_GRAPH, record_iri
+from workbench.model import Record, RecordType, Status
+from workbench.names import name_key
+from workbench.store import Store
+from workbench.vocab import PREFIXES
+
+MAX_CHARS = 10_000
+MAX_NAME_WORDS = 6
+STOP = frozenset(
+    """a an the and or but of to in on at by for with from about as into over is are was were be been being am
+    do doe did does done have ha had has having i me my mine myself we our us you your he him his she her they them
+    their it its this that these those what which who whom whose when where why how whether if then than there here
+    not no yes so too very can could should would will shall may might must any some all each every one ones
+    know knew tell told remember say said again still ever now get got go went"""
+    .split()
+)
+HISTORY = frozenset("before previous previously earlier originally used old older change changed history why was".split())
+TYPE_CUES = {
+    RecordType.DECISION: frozenset("decide decided decision decisions chose choose chosen agreed approve approved rule".split()),
+    RecordType.PREFERENCE: frozenset("prefer preference preferred like style spelling writing write".split()),
+    RecordType.EVENT: frozenset("attend attended happen happened event".split()),
+    RecordType.STATE: frozenset("current currently weight weigh level".split()),
+}
+
+
+@dataclass(frozen=True)
+class Purpose:
+    """How much a bundle may hold, per use."""
+
+    name: str
+    limit: int
+    chars: int
+
+
+PURPOSES = {
+    "default": Purpose("default", 5, 1500),
+    "writing": Purpose("writing", 8, 3000),  # style and preferences: more, shorter context is fine
+    "decision": Purpose("decision", 3, 1200),  # what governs now: few, exact
+}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Tuned on data/eval/dev.jsonl (see docs/recall.md): the cosine a record needs in scope
+    when it shares no content word, and the cosine a fuzzy (unscoped) match needs."""
+
+    scoped: float
+    fuzzy: float
+
+
+THRESHOLDS = {"hashing": Thresholds(0.30, 0.40), "sentence-transformers": Thresholds(0.45, 0.55)}
+
+
+def thresholds(encoder_name: str) -> Thresholds:
+    return THRESHOLDS.get(encoder_name.split("-v1")[0].split("/")[0], THRESHOLDS["hashing"])
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One recalled record: its id and statement as imported, its tier, score and source."""
+
+    record: Record
+    score: float
+    tier: str  # "recorded" | "guessed"
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.record
+        return {
+            "id": r.id,
+            "statement": r.statement,
+            "tier": self.tier,
+            "score": round(self.score, 4),
+            "status": r.status.value,
+            "type": r.type.value,
+            "effective_from": r.effective_from,
+            "supersedes": list(r.supersedes),
+            "superseded_by": list(r.superseded_by),
+            "why": self.why,
+            "source": {
+                "id": r.source.id,
+                "said_by": r.source.said_by,
+                "captured_at": r.source.captured_at,
+                "locator": r.source.locator,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """What recall returns: a tier (``recorded``, ``guessed`` or ``no_memory``), the records,
+    the names that bound (the scope), suggestions for names that did not, and the budget."""
+
+    question: str
+    tier: str
+    summary: str
+    memories: tuple[Memory, ...] = ()
+    scope: tuple[tuple[str, str], ...] = ()  # (name as written, entity IRI)
+    suggestions: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (unbound name, did you mean ...)
+    purpose: Purpose = PURPOSES["default"]
+    chars: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ids(self) -> list[str]:
+        return [m.record.id for m in self.memories]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tier": self.tier,
+            "question": self.question,
+            "summary": self.summary,
+            "records": [m.to_json() for m in self.memories],
+            "scope": [{"name": n, "entity": e} for n, e in self.scope],
+            "suggestions": [{"name": n, "did_you_mean": list(c)} for n, c in self.suggestions],
+            "budget": {"purpose": self.purpose.name, "records": self.purpose.limit, "chars": self.purpose.chars,
+                       "used_chars": self.chars},
+            "notes": list(self.notes),
+        }
+
+    def text(self) -> str:
+        lines = [f"[{self.tier}] {self.summary}"]
+        for m in self.memories:
+            label = "model guess: " if m.tier == "guessed" else ""
+            src = m.record.source
+            lines.append(f"  {m.record.id} ({m.score:.2f}) {label}{m.record.statement}  "
+                         f"[{src.id}, said by {src.said_by or '?'}{', ' + src.captured_at if src.captured_at else ''}]")
+        for n, cands in self.suggestions:
+            lines.append(f"  '{n}' binds no name" + (f"; did you mean {', '.join(cands)}?" if cands else ""))
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def check_question(question: str, *, limit: int | None, chars: int | None) -> str:
+    if not isinstance(question, str):
+        raise Invalid("the question must be text")
+    text = question.strip()
+    if not text:
+        raise Invalid("the question is empty")
+    if len(text) > MAX_CHARS:
+        raise Invalid(f"the question is {len(text):,} characters long; recall takes at most {MAX_CHARS:,}")
+    if limit is not None and limit < 1:
+        raise Invalid(f"--limit must be at least 1, not {limit}")
+    if chars is not None and chars < 1:
+        raise Invalid(f"--budget-chars must be at least 1, not {chars}")
+    return text
+
+
+_TOKEN = re.compile(r"[\w'’-]+", re.UNICODE)
+
+
+def spot_names(store: Store, text: str) -> tuple[list[tuple[str, tuple[str, ...], int, int]], list[tuple[int, int]]]:
+    """Names in ``text`` that bind exactly: (as written, entities, start, end), longest first
+    and never overlapping; and the spans of tokens left over."""
+    spans = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    grams: dict[tuple[int, int], str] = {}
+    for i in range(len(spans)):
+        for n in range(1, MAX_NAME_WORDS + 1):
+            if i + n > len(spans):
+                break
+            start, end = spans[i][0], spans[i + n - 1][1]
+            piece = text[start:end].rstrip("'’-")
+            for variant in (piece, re.sub(r"['’]s$", "", piece)):  # "Ravi's" -> "Ravi"
+                if variant:
+                    grams[(start, start + len(variant))] = variant
+    found = entities.resolve_keys(store, {name_key(g) for g in grams.values()})
+    hits = [(g, found[name_key(g)], s, e) for (s, e), g in grams.items() if found.get(name_key(g))]
+    hits.sort(key=lambda h: (-(h[3] - h[2]), h[2]))
+    taken: list[tuple[str, tuple[str, ...], int, int]] = []
+    for h in hits:
+        if all(h[3] <= t[2] or h[2] >= t[3] for t in taken):
+            taken.append(h)
+    taken.sort(key=lambda h: h[2])
+    left = [(s, e) for s, e in spans if all(e <= t[2] or s >= t[3] for t in taken)]
+    return taken, left
+
+
+def scope_records(store: Store, iris: Sequence[str]) -> dict[str, set[str]]:
+    """Record ids that mention each entity (or an entity merged into it), not retracted."""
+    if not iris:
+        return {}
+    values = " ".join(f"<{i}>" for i in iris)
+    merged = store.select(
+        PREFIXES + f"SELECT ?m ?e WHERE {{ VALUES ?e {{ {values} }} GRAPH {ENTITIES_GRAPH} {{ ?m owl:sameAs+ ?e }} }}"
+    )
+    pairs = [(i, i) for i in iris] + [(r["m"].value, r["e"].value) for r in merged]  # type: ignore[union-attr]
+    rows = store.select(
+        PREFIXES + f"""SELECT DISTINCT ?e ?id WHERE {{ VALUES (?m ?e) {{ {" ".join(f"(<{m}> <{e}>)" for m, e in pairs)} }}
+        {{ GRAPH {META_GRAPH} {{ ?r wb:about|wb:appliesTo|wb:decidedBy ?m }} }}
+        UNION {{ GRAPH ?r {{ ?m ?p ?o }} }} UNION {{ GRAPH ?r {{ ?s ?q ?m }} }}
+        GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; dcterms:identifier ?id ; wb:status ?st ; wb:recordType ?t .
+            FILTER(?st != wb:Retracted && ?t != wb:CommonSense) }} }}"""
+    )
+    out: dict[str, set[str]] = {i: set() for i in iris}
+    for r in rows:
+        out[r["e"].value].add(r["id"].value)  # type: ignore[union-attr]
+    return out
+
+
+def recall(
+    store: Store,
+    index: VectorIndex,
+    names: NameIndex,
+    question: str,
+    *,
+    purpose: str = "default",
+    limit: int | None = None,
+    chars: int | None = None,
+) -> Bundle:
+    """See the module docstring. Raises Invalid for an empty or oversized question, a budget
+    below one, or an unknown purpose."""
+    text = check_question(question, limit=limit, chars=chars)
+    if purpose not in PURPOSES:
+        raise Invalid(f"unknown purpose {purpose!r}; use one of {', '.join(PURPOSES)}")
+    p = PURPOSES[purpose]
+    budget = Purpose(p.name, limit or p.limit, chars or p.chars)
+    bound, left = spot_names(store, text)
+    content = [w for s, e in left for w in words(text[s:e]) if w not in STOP]
+    all_words = set(words(text))
+    suggestions = names.suggest_unbound(text, left, bound)
+    ambiguous = [(g, iris) for g, iris, _, _ in bound if len(iris) > 1]
+    scope = [(g, iris[0]) for g, iris, _, _ in bound if len(iris) == 1]
+    notes = [f"'{g}' is ambiguous ({', '.join(iris)}); it was left out of the scope" for g, iris in ambiguous]
+    limits = thresholds(index.encoder.name)
+    qvec = index.encoder.encode([text])[0]
+    want_history = bool(all_words & HISTORY)
+    cue_types = {t for t, cues in TYPE_CUES.items() if all_words & cues}
+
+    if scope:
+        by_entity = scope_records(store, [e for _, e in scope])
+        ids = set().union(*by_entity.values())
+        coverage = {i: sum(i in s for s in by_entity.values()) for i in ids}
+        # Inside a scope the names are given; what must match is the rest of the question.
+        cvec = index.encoder.encode([" ".join(content)])[0] if content else qvec
+        ranked = _rank(store, index, cvec, ids, content, cue_types, want_history, limits.scoped, coverage)
+        tier = "recorded"
+        if not ranked:
+            elsewhere = _rank(store, index, qvec, None, content, cue_types, want_history, limits.fuzzy, {})
+            if elsewhere:
+                best = elsewhere[0]
+                notes.append(f"the closest record, {best.record.id}, is not about {_names(scope)}")
+            what = f"nothing is recorded about {_names(scope)}" if not ids else (
+                f"nothing recorded about {_names(scope)} matches the question")
+            return Bundle(text, "no_memory", f"no memory: {what}", (), tuple(scope),
+                          suggestions, budget, 0, tuple(notes))
+    else:
+        ranked = _rank(store, index, qvec, None, content, cue_types, want_history, limits.fuzzy, {})
+        tier = "guessed"
+        if not ranked:
+            why = "no name in the question binds and no record matches it"
+            return Bundle(text, "no_memory", f"no memory: {why}", (), (), suggestions, budget, 0, tuple(notes))
+    kept, used = _cut(ranked, budget)
+    memories = tuple(Memory(m.record, m.score, tier, m.why) for m in kept)
+    what = f"about {_names(scope)}" if scope else "found by similarity alone (model guess: no name bound)"
+    summary = f"{len(memories)} record{'s' if len(memories) != 1 else ''} {what}"
+    return Bundle(text, tier, summary, memories, tuple(scope), suggestions, budget, used, tuple(notes))
+
+
+def _names(scope: Sequence[tuple[str, str]]) -> str:
+    return " and ".join(repr(n) for n, _ in scope)
+
+
+def _rank(
+    store: Store,
+    index: VectorIndex,
+    qvec: np.ndarray,
+    ids: set[str] | None,
+    content: list[str],
+    cue_types: set[RecordType],
+    want_history: bool,
+    floor: float,
+    coverage: dict[str, int],
+) -> list[Memory]:
+    """Candidates scored and sorted best first, those that do not match the content dropped."""
+    hits = index.search(qvec, len(ids) if ids is not None else 50, within=ids)
+    if not hits:
+        return []
+    found = {r.id: r for r in records.load(store, [record_iri(i) for i, _ in hits])}
+    top_cover = max(coverage.values(), default=0)
+    out = []
+    for rid, cos in hits:
+        rec = found.get(rid)
+        if rec is None or (rec.status is Status.SUPERSEDED and not want_history):
+            continue
+        if rec.status is Status.RETRACTED:
+            continue
+        have = set(words(" ".join([rec.statement, rec.source.text or ""])))
+        shared = sorted({w for w in content if w in have})
+        kw = len(shared) / len(set(content)) if content else 0.0
+        if content and not shared and cos < floor:
+            continue  # nothing in it matches what was asked
+        if not content and ids is None:
+            continue  # nothing to match on and no scope: no guess
+        score = 0.5 * kw + 0.5 * max(cos, 0.0)
+        if rec.type in cue_types:
+            score += 0.1
+        if coverage and top_cover > 1:
+            score *= 0.6 + 0.4 * coverage.get(rid, 0) / top_cover
+        if rec.status is Status.SUPERSEDED:
+            score *= 0.8
+        why = f"shares {', '.join(shared)}" if shared else f"similar wording (cosine {cos:.2f})"
+        out.append(Memory(rec, score, "recorded", why))
+    out.sort(key=lambda m: (-m.score, m.record.id))
+    return out
+
+
+def _cut(ranked: list[Memory], budget: Purpose) -> tuple[list[Memory], int]:
+    """The best records within the budget, dropping those far below the best."""
+    if not ranked:
+        return [], 0
+    best = ranked[0].score
+    kept: list[Memory] = []
+    used = 0
+    for m in ranked:
+        if len(kept) >= budget.limit or m.score < 0.5 * best:
+            break
+        size = len(m.record.statement)
+        if used + size > budget.chars:
+            continue  # a shorter one further down may still fit
+        kept.append(m)
+        used += size
+    return kept, used

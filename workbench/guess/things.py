@@ -1,0 +1,194 @@
+"""Graph vectors and the guesser: a thing is embedded by what the graph says of it (its kinds,
+their super-kinds, and its facts), not by its name.
+
+Given only "X is a K", X's vector holds K and K's super-kinds; its nearest things are K itself
+and K's other members, and their facts, weighted by similarity, rank X's likely properties.
+X's vector is *computed from X's own facts*, never copied from K's: an electric car that is
+both a car and an appliance sits between the two. The ranking is a guess: it is labelled so,
+never written to the store, never a premise (see docs/recall.md, "Guesses").
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyoxigraph as ox
+
+from workbench.guess.encoders import normalise
+from workbench.guess.index import IndexCorrupt, VectorIndex
+from workbench.guess.memory import fingerprint
+from workbench.ids import META_GRAPH
+from workbench.store import Store
+from workbench.vocab import PREFIXES, RDF, RDFS
+
+NEIGHBOURS = 50
+MIN_SIMILARITY = 0.2
+_SKIP = "FILTER(?p NOT IN (skos:prefLabel, skos:altLabel, rdfs:label, wb:nameKey, owl:sameAs))"
+
+
+class FeatureEncoder:
+    """Each line of a text is one feature ("a <K>", "<p> <o>"), hashed to a signed dimension."""
+
+    def __init__(self, dim: int = 256) -> None:
+        self._dim = dim
+
+    @property
+    def name(self) -> str:
+        return f"graph-features-v1/{self._dim}"
+
+    @property
+    def spec(self) -> str:
+        return f"graph-features:{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for f in set(text.split("\n")):
+                if f:
+                    h = int.from_bytes(hashlib.blake2b(f.encode(), digest_size=8).digest(), "little")
+                    out[row, h % self._dim] += 1.0 if (h >> 63) & 1 else -1.0
+        return normalise(out)
+
+
+@dataclass(frozen=True)
+class Guess:
+    """A candidate value for a gap, with its score (0..1) and the similar things behind it.
+    A model guess: never a fact, never a premise."""
+
+    value: str  # N-Triples term
+    score: float
+    because: tuple[str, ...]  # IRIs of similar things that have this value
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": self.value, "score": round(self.score, 4), "because": list(self.because),
+                "label": "model guess"}
+
+
+def _triples(store: Store, subjects: Iterable[str] | None) -> list[tuple[str, str, str]]:
+    values = f"VALUES ?s {{ {' '.join(f'<{s}>' for s in subjects)} }}" if subjects is not None else ""
+    rows = store.select(
+        PREFIXES + f"""SELECT DISTINCT ?s ?p ?o WHERE {{ {values} GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }}
+        GRAPH ?g {{ ?s ?p ?o }} FILTER(isIRI(?s)) {_SKIP} }}"""
+    )
+    return [(r["s"].value, r["p"].value, str(r["o"])) for r in rows]  # type: ignore[union-attr]
+
+
+def _supers(store: Store) -> dict[str, set[str]]:
+    rows = store.select(
+        PREFIXES + f"""SELECT DISTINCT ?k ?s WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }}
+        GRAPH ?g {{ ?k rdfs:subClassOf ?s }} }}"""
+    )
+    up: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        up[r["k"].value].add(r["s"].value)  # type: ignore[union-attr]
+    return up
+
+
+def _closure(kinds: Iterable[str], up: dict[str, set[str]]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(kinds)
+    while todo:
+        k = todo.pop()
+        if k not in seen:
+            seen.add(k)
+            todo.extend(up.get(k, ()))
+    return seen
+
+
+def features(triples: Iterable[tuple[str, str, str]], up: dict[str, set[str]]) -> dict[str, str]:
+    """Each subject's features, one per line, in a fixed order."""
+    kinds: dict[str, set[str]] = defaultdict(set)
+    facts: dict[str, set[str]] = defaultdict(set)
+    for s, p, o in triples:
+        if p == RDF.type.value:
+            kinds[s].add(o.strip("<>"))
+        elif p == RDFS.subClassOf.value:
+            kinds[s].update({s, o.strip("<>")})
+        else:
+            facts[s].add(f"<{p}> {o}")
+    out = {}
+    for s in set(kinds) | set(facts):
+        lines = sorted(f"a <{k}>" for k in _closure(kinds[s], up)) + sorted(facts[s])
+        out[s] = "\n".join(lines)
+    return out
+
+
+class Things:
+    """The graph-vector index of things and kinds, kept in step with the store's fingerprint."""
+
+    def __init__(self, store: Store, directory: Path) -> None:
+        self.store = store
+        self.index = VectorIndex(directory, FeatureEncoder())
+        self._checked = False
+
+    def stale(self) -> None:
+        self._checked = False
+
+    def ready(self) -> VectorIndex:
+        if self._checked:
+            return self.index
+        now = fingerprint(self.store)
+        if self.index.exists:
+            try:
+                self.index.load()
+            except IndexCorrupt:
+                self.index = VectorIndex(self.index.directory, self.index.encoder)
+        if self.index.fingerprint != now:
+            fresh = VectorIndex(self.index.directory, self.index.encoder)
+            fresh.add(features(_triples(self.store, None), _supers(self.store)))
+            fresh.save(now)
+            self.index = fresh
+        self._checked = True
+        return self.index
+
+    def vector(self, iri: str) -> np.ndarray | None:
+        feats = features(_triples(self.store, [iri]), _supers(self.store)).get(iri)
+        return self.index.encoder.encode([feats])[0] if feats else None
+
+    def guess(self, iri: str, predicate: str, *, top: int = 5) -> tuple[Guess, ...]:
+        """Values of ``predicate`` for ``iri``, ranked by how similar things that have one are."""
+        index = self.ready()
+        v = self.vector(iri)
+        if v is None:
+            return ()
+        near = [(n, s) for n, s in index.search(v, NEIGHBOURS + 1) if n != iri and s >= MIN_SIMILARITY]
+        if not near:
+            return ()
+        sims = dict(near)
+        values = " ".join(f"<{n}>" for n in sims)
+        rows = self.store.select(
+            PREFIXES + f"""SELECT DISTINCT ?n ?o WHERE {{ VALUES ?n {{ {values} }}
+            GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }} GRAPH ?g {{ ?n {ox.NamedNode(predicate)} ?o }} }}"""
+        )
+        votes: dict[str, float] = defaultdict(float)
+        who: dict[str, list[tuple[float, str]]] = defaultdict(list)
+        for r in rows:
+            n, o = r["n"].value, str(r["o"])  # type: ignore[union-attr]
+            votes[o] += sims[n]
+            who[o].append((sims[n], n))
+        total = sum(sims.values())
+        ranked = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        return tuple(
+            Guess(o, score / total, tuple(n for _, n in sorted(who[o], key=lambda t: (-t[0], t[1]))[:3]))
+            for o, score in ranked
+        )
+
+    def rank_kinds(self, iri: str, kinds: Sequence[str]) -> list[tuple[str, float]]:
+        """The given kinds ordered by cosine to ``iri``'s graph vector (best first)."""
+        index = self.ready()
+        v = self.vector(iri)
+        if v is None:
+            return []
+        kv = index.encoder.encode([features(_triples(self.store, [k]), _supers(self.store)).get(k, "") for k in kinds])
+        scores = kv @ v
+        return sorted(zip(kinds, (float(s) for s in scores), strict=True), key=lambda t: (-t[1], t[0]))
