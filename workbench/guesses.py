@@ -17,9 +17,10 @@ from typing import Any
 from workbench.guess.encoders import Encoder, encoder
 from workbench.guess.index import VectorIndex
 from workbench.guess.memory import Bar, RecordVectors, forget
+from workbench.guess.model import Guess
 from workbench.guess.names import NameIndex
 from workbench.guess.recall import Bundle
-from workbench.guess.things import Guess, Things
+from workbench.guess.things import Things
 from workbench.store import Store
 
 

@@ -11,8 +11,10 @@ import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 
+import pyoxigraph as ox
+
 from workbench import records
-from workbench.answer.model import Answer
+from workbench.answer.model import Answer, Tier
 from workbench.answer.period import period
 from workbench.errors import Invalid
 from workbench.layout import ontology_triples
@@ -70,10 +72,14 @@ class Questions:
             self._relation_labels = Relations.load(self.store)
         return self._relation_labels
 
-    def ask(self, subject: str, relation: str, obj: str | None = None, *, as_of: str | None = None) -> Answer:
+    def ask(
+        self, subject: str, relation: str, obj: str | None = None, *, as_of: str | None = None, guess: bool = False
+    ) -> Answer:
         """Does ``subject relation obj`` hold, or what does ``subject relation``? Names and the
         relation are written as people write them. Answers recorded, derived (with proofs),
-        no_evidence, conflicting, ambiguous or unknown_entity; never a bare value.
+        no_evidence, conflicting, ambiguous or unknown_entity; never a bare value. With
+        ``guess``, a genuine gap (no_evidence, asked about now) is answered ``guessed``: model
+        guesses ranked by similar things, apart from any value, never stored.
 
         Raises Invalid for an unknown relation or a malformed date.
         """
@@ -93,7 +99,36 @@ class Questions:
             # Repeated updates of one state (a weight logged three times) are one current value
             # with its history, never several values.
             return self.current(subject, relation, as_of=as_of)
+        if guess and answer.tier is Tier.NO_EVIDENCE and as_of is None:
+            return self._guessed(answer, bound["subject"], rel, bound.get("object"))
         return answer
+
+    def _guessed(self, answer: Answer, subject: ox.NamedNode, rel: ox.NamedNode, obj: object | None) -> Answer:
+        """A no-evidence answer with the guesser's ranking added, or unchanged when nothing
+        similar has a value to offer."""
+        from dataclasses import replace
+
+        from workbench.answer.evidence import Labels
+
+        raw = self.guess(subject.value, rel.value)  # type: ignore[attr-defined]
+        if not raw:
+            return replace(answer, summary=answer.summary + " Nothing similar has a value to guess from.")
+        labels = Labels(self.store, [ox.NamedNode(g.value[1:-1]) for g in raw if g.value.startswith("<")]
+                        + [ox.NamedNode(b) for g in raw for b in g.because])
+        guesses = tuple(
+            replace(g, label=labels(_term(g.value)), because=tuple(labels(ox.NamedNode(b)) for b in g.because))
+            for g in raw
+        )
+        head = "No evidence: nothing recorded or derivable answers this."
+        if obj is not None:
+            rank = next((i for i, g in enumerate(guesses, 1) if g.value == str(obj)), None)
+            what = labels(obj)
+            tail = (f" Model guess: {what} ranks {rank} of {len(guesses)} (score {guesses[rank - 1].score:.2f})"
+                    if rank else f" Model guess: {what} is not among the {len(guesses)} ranked candidates")
+        else:
+            tail = f" Model guess: {guesses[0].label} (score {guesses[0].score:.2f}) and {len(guesses) - 1} more"
+        return replace(answer, tier=Tier.GUESSED, guesses=guesses,
+                       summary=head + tail + "; a guess from similar things, not a fact.")
 
     def count(
         self,
@@ -153,6 +188,11 @@ class Questions:
             return bound
         return decision.decision(self.store, self.rules, scope=bound["scope"], as_of=as_of, question=question,
                                  params=params)
+
+
+def _term(text: str) -> object:
+    """An N-Triples term back to a pyoxigraph term, for labelling."""
+    return ox.NamedNode(text[1:-1]) if text.startswith("<") and text.endswith(">") else ox.Literal(text.strip('"'))
 
 
 def _params(**kw: str | None) -> tuple[tuple[str, str], ...]:

@@ -27,6 +27,10 @@ import pyoxigraph as ox
 
 from workbench import entities, lifecycle, records
 from workbench.errors import Invalid, Unsupported
+from workbench.guess.memory import RecordVectors
+from workbench.guess.names import NameIndex
+from workbench.guess.things import Things
+from workbench.guesses import Guesses
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH
 from workbench.imports.common import ProgressFactory, write_batch
 from workbench.imports.landing import import_rdf
@@ -34,10 +38,6 @@ from workbench.imports.rdf import FORMATS, RdfOptions
 from workbench.imports.records import RecordsPlanner
 from workbench.layout import DATA_DIR, RULES_DIR, ontology_triples
 from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Status, Tombstone
-from workbench.guess.memory import RecordVectors
-from workbench.guess.names import NameIndex
-from workbench.guess.things import Things
-from workbench.guesses import Guesses
 from workbench.questions import Questions
 from workbench.relations import Relations
 from workbench.rules.model import RuleSet

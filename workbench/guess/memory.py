@@ -29,8 +29,8 @@ RECALLABLE = f"""GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; dcterms:identifier ?i
 def fingerprint(store: Store) -> str:
     """Changes whenever a record is added, changes status, or is erased."""
     rows = store.select(
-        PREFIXES + f"SELECT ?st (COUNT(?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; wb:status ?st }} }}"
-        " GROUP BY ?st ORDER BY ?st"
+        PREFIXES + f"SELECT ?st (COUNT(?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
+        "wb:status ?st } } GROUP BY ?st ORDER BY ?st"
     )
     tomb = store.select(PREFIXES + "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH ?g { ?t a wb:Tombstone } }")[0]
     parts = [f"{r['st'].value.rsplit('#', 1)[-1]}={r['n'].value}" for r in rows]  # type: ignore[union-attr]

@@ -39,20 +39,25 @@ from workbench.vocab import PREFIXES
 
 MAX_CHARS = 10_000
 MAX_NAME_WORDS = 6
-STOP = frozenset(
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOP = _words(
     """a an the and or but of to in on at by for with from about as into over is are was were be been being am
     do doe did does done have ha had has having i me my mine myself we our us you your he him his she her they them
     their it its this that these those what which who whom whose when where why how whether if then than there here
     not no yes so too very can could should would will shall may might must any some all each every one ones
     know knew tell told remember say said again still ever now get got go went"""
-    .split()
 )
-HISTORY = frozenset("before previous previously earlier originally used old older change changed history why was".split())
+HISTORY = _words("before previous previously earlier originally used old older change changed history why was")
 TYPE_CUES = {
-    RecordType.DECISION: frozenset("decide decided decision decisions chose choose chosen agreed approve approved rule".split()),
-    RecordType.PREFERENCE: frozenset("prefer preference preferred like style spelling writing write".split()),
-    RecordType.EVENT: frozenset("attend attended happen happened event".split()),
-    RecordType.STATE: frozenset("current currently weight weigh level".split()),
+    RecordType.DECISION: _words("decide decided decision decisions chose choose chosen agreed approve approved rule"),
+    RecordType.PREFERENCE: _words("prefer preference preferred like style spelling writing write"),
+    RecordType.EVENT: _words("attend attended happen happened event"),
+    RecordType.STATE: _words("current currently weight weigh level"),
 }
 
 
@@ -217,8 +222,9 @@ def scope_records(store: Store, iris: Sequence[str]) -> dict[str, set[str]]:
         PREFIXES + f"SELECT ?m ?e WHERE {{ VALUES ?e {{ {values} }} GRAPH {ENTITIES_GRAPH} {{ ?m owl:sameAs+ ?e }} }}"
     )
     pairs = [(i, i) for i in iris] + [(r["m"].value, r["e"].value) for r in merged]  # type: ignore[union-attr]
+    both = " ".join(f"(<{m}> <{e}>)" for m, e in pairs)
     rows = store.select(
-        PREFIXES + f"""SELECT DISTINCT ?e ?id WHERE {{ VALUES (?m ?e) {{ {" ".join(f"(<{m}> <{e}>)" for m, e in pairs)} }}
+        PREFIXES + f"""SELECT DISTINCT ?e ?id WHERE {{ VALUES (?m ?e) {{ {both} }}
         {{ GRAPH {META_GRAPH} {{ ?r wb:about|wb:appliesTo|wb:decidedBy ?m }} }}
         UNION {{ GRAPH ?r {{ ?m ?p ?o }} }} UNION {{ GRAPH ?r {{ ?s ?q ?m }} }}
         GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; dcterms:identifier ?id ; wb:status ?st ; wb:recordType ?t .

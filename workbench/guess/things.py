@@ -13,9 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyoxigraph as ox
@@ -23,6 +21,7 @@ import pyoxigraph as ox
 from workbench.guess.encoders import normalise
 from workbench.guess.index import IndexCorrupt, VectorIndex
 from workbench.guess.memory import fingerprint
+from workbench.guess.model import Guess
 from workbench.ids import META_GRAPH
 from workbench.store import Store
 from workbench.vocab import PREFIXES, RDF, RDFS
@@ -58,20 +57,6 @@ class FeatureEncoder:
                     h = int.from_bytes(hashlib.blake2b(f.encode(), digest_size=8).digest(), "little")
                     out[row, h % self._dim] += 1.0 if (h >> 63) & 1 else -1.0
         return normalise(out)
-
-
-@dataclass(frozen=True)
-class Guess:
-    """A candidate value for a gap, with its score (0..1) and the similar things behind it.
-    A model guess: never a fact, never a premise."""
-
-    value: str  # N-Triples term
-    score: float
-    because: tuple[str, ...]  # IRIs of similar things that have this value
-
-    def to_json(self) -> dict[str, Any]:
-        return {"value": self.value, "score": round(self.score, 4), "because": list(self.because),
-                "label": "model guess"}
 
 
 def _triples(store: Store, subjects: Iterable[str] | None) -> list[tuple[str, str, str]]:
