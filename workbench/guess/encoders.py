@@ -54,13 +54,33 @@ class Encoder(Protocol):
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+_CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_CJK = re.compile(f"[{_CJK_RANGES}]")
+_SPLIT = re.compile(f"[{_CJK_RANGES}]|[^\\W_{_CJK_RANGES}]+")
+_SUFFIXES = ("ing", "ed", "es", "s", "e")
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper, so that teaches ~ teach, chips ~ chip, decided ~ decide."""
+    for _ in range(2):
+        for suffix in _SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+                word = word[: -len(suffix)]
+                break
+        else:
+            break
+    return word
+
+
 def words(text: str) -> list[str]:
-    """Case-folded, NFKC-normalised word tokens, a trailing plural 's' dropped (chips ~ chip)."""
+    """Case-folded, NFKC-normalised, stemmed word tokens; Chinese, Japanese and Korean characters
+    one by one (they are not written with spaces)."""
     out = []
-    for w in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.append(w)
+    for token in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if _CJK.search(token):
+            out += [c if _CJK.match(c) else stem(c) for c in _SPLIT.findall(token)]
+        else:
+            out.append(stem(token))
     return out
 
 
@@ -76,9 +96,28 @@ def normalise(m: np.ndarray) -> np.ndarray:
     return out
 
 
+def wordset(text: str) -> frozenset[str]:
+    """A set of words written as one string, for word lists kept readable."""
+    return frozenset(text.split())
+
+
+STOPWORDS = wordset(
+    """a an the and or but of to in on at by for with from about as into over is are was were be been being am
+    do does did done have has had having i me my mine myself we our us you your he him his she her they them
+    their it its this that these those what which who whom whose when where why how whether if then than there here
+    not no yes so too very can could should would will shall may might must any some all each every one ones
+    know knew tell told remember say said again still ever now get got go went s t d ll re ve name kind type thing
+    much many"""
+)
+
+
+_STOP_STEMS = STOPWORDS | {stem(w) for w in STOPWORDS}
+
+
 class HashingEncoder:
     """Signed feature hashing of words (weight 1) and their character trigrams (weight 0.5 in
-    all per word): deterministic, no model, no download."""
+    all per word), stop words left out (a bag of words has no use for them): deterministic, no
+    model, no download."""
 
     def __init__(self, dim: int = 384) -> None:
         self._dim = dim
@@ -108,6 +147,8 @@ class HashingEncoder:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for w in words(text):
+                if w in _STOP_STEMS:
+                    continue
                 i, s = self._feature("w:" + w)
                 out[row, i] += s
                 padded = f"<{w}>"

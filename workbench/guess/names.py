@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from workbench.guess.encoders import HashingEncoder
+from workbench.guess.encoders import HashingEncoder, wordset
 from workbench.guess.index import IndexCorrupt, VectorIndex
 from workbench.ids import ENTITIES_GRAPH
 from workbench.names import name_key
@@ -22,6 +22,10 @@ MIN_SIMILARITY = 0.45
 _NAMES = f"""{{ GRAPH {ENTITIES_GRAPH} {{ ?e skos:prefLabel|skos:altLabel ?n }} }}
     UNION {{ GRAPH ?g {{ ?e skos:prefLabel ?n }} }}"""
 _CAPITALISED = re.compile(r"^[^\W\d_]")
+_NOT_NAMES = wordset(
+    "i january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday"
+)
 
 
 class NameIndex:
@@ -65,25 +69,17 @@ class NameIndex:
         key = name_key(name)
         return tuple(n for n, s in hits if s >= MIN_SIMILARITY and name_key(n) != key)[:k]
 
-    def suggest_unbound(
-        self, text: str, left: Sequence[tuple[int, int]], bound: Sequence[tuple[str, tuple[str, ...], int, int]]
-    ) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """For each run of capitalised words that bound nothing (a name, by its look), the names
-        it resembles. The question's first word is skipped ("What", "Who")."""
-        runs: list[list[tuple[int, int]]] = []
-        first = left[0][0] if left and (not bound or left[0][0] < bound[0][2]) else -1
+    def unbound_runs(self, text: str, left: Sequence[tuple[int, int]]) -> list[str]:
+        """Runs of capitalised words among the tokens that bound nothing: by their look, names.
+        A sentence's first word ("What", "Who"), "I", and month and day names are not."""
+        runs: list[list[tuple[int, int]]] = [[]]
         for s, e in left:
             word = text[s:e]
-            if s == first or not _CAPITALISED.match(word) or word[0] != word[0].upper() or word.lower() == "i":
+            opens = not text[:s].strip() or text[:s].rstrip()[-1] in ".?!:;\"'“(“"
+            if opens or not _CAPITALISED.match(word) or not word[0].isupper() or word.casefold() in _NOT_NAMES:
                 runs.append([])
-                continue
-            if runs and runs[-1] and text[runs[-1][-1][1] : s].strip() == "":
+            elif runs[-1] and not text[runs[-1][-1][1] : s].strip():
                 runs[-1].append((s, e))
             else:
                 runs.append([(s, e)])
-        out = []
-        for run in runs:
-            if run:
-                name = re.sub(r"['’]s$", "", text[run[0][0] : run[-1][1]])
-                out.append((name, self.similar(name)))
-        return tuple(out)
+        return [re.sub(r"['’]s$", "", text[run[0][0] : run[-1][1]]) for run in runs if run]

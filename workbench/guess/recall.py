@@ -28,7 +28,7 @@ import numpy as np
 
 from workbench import entities, records
 from workbench.errors import Invalid
-from workbench.guess.encoders import words
+from workbench.guess.encoders import STOPWORDS, stem, words
 from workbench.guess.index import VectorIndex
 from workbench.guess.names import NameIndex
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, record_iri
@@ -42,17 +42,12 @@ MAX_NAME_WORDS = 6
 
 
 def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+    """Cue words as :func:`words` sees them (stemmed)."""
+    return frozenset(stem(w) for w in text.split())
 
 
-STOP = _words(
-    """a an the and or but of to in on at by for with from about as into over is are was were be been being am
-    do doe did does done have ha had has having i me my mine myself we our us you your he him his she her they them
-    their it its this that these those what which who whom whose when where why how whether if then than there here
-    not no yes so too very can could should would will shall may might must any some all each every one ones
-    know knew tell told remember say said again still ever now get got go went"""
-)
-HISTORY = _words("before previous previously earlier originally used old older change changed history why was")
+STOP = STOPWORDS | {stem(w) for w in STOPWORDS}
+HISTORY = _words("before previous previously earlier originally old older change changed history why")
 TYPE_CUES = {
     RecordType.DECISION: _words("decide decided decision decisions chose choose chosen agreed approve approved rule"),
     RecordType.PREFERENCE: _words("prefer preference preferred like style spelling writing write"),
@@ -86,7 +81,7 @@ class Thresholds:
     fuzzy: float
 
 
-THRESHOLDS = {"hashing": Thresholds(0.30, 0.40), "sentence-transformers": Thresholds(0.45, 0.55)}
+THRESHOLDS = {"hashing": Thresholds(0.30, 0.40), "sentence-transformers": Thresholds(0.40, 0.40)}
 
 
 def thresholds(encoder_name: str) -> Thresholds:
@@ -184,7 +179,8 @@ def check_question(question: str, *, limit: int | None, chars: int | None) -> st
     return text
 
 
-_TOKEN = re.compile(r"[\w'’-]+", re.UNICODE)
+_CJK_ONLY = re.compile(r"^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+$")
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[\w'’-]+", re.UNICODE)
 
 
 def spot_names(store: Store, text: str) -> tuple[list[tuple[str, tuple[str, ...], int, int]], list[tuple[int, int]]]:
@@ -254,45 +250,66 @@ def recall(
     p = PURPOSES[purpose]
     budget = Purpose(p.name, limit or p.limit, chars or p.chars)
     bound, left = spot_names(store, text)
-    content = [w for s, e in left for w in words(text[s:e]) if w not in STOP]
     all_words = set(words(text))
-    suggestions = names.suggest_unbound(text, left, bound)
-    ambiguous = [(g, iris) for g, iris, _, _ in bound if len(iris) > 1]
-    scope = [(g, iris[0]) for g, iris, _, _ in bound if len(iris) == 1]
-    notes = [f"'{g}' is ambiguous ({', '.join(iris)}); it was left out of the scope" for g, iris in ambiguous]
-    limits = thresholds(index.encoder.name)
-    qvec = index.encoder.encode([text])[0]
     want_history = bool(all_words & HISTORY)
     cue_types = {t for t, cues in TYPE_CUES.items() if all_words & cues}
+    limits = thresholds(index.encoder.name)
+    notes = [f"'{g}' is ambiguous ({', '.join(iris)}); it was left out of the scope" for g, iris, _, _ in bound
+             if len(iris) > 1]
+    # A bound name scopes the search only if something is recorded about it; a kind that only
+    # common sense mentions ("car") is a word of the question like any other.
+    by_entity = scope_records(store, [iris[0] for _, iris, _, _ in bound if len(iris) == 1])
+    scope = [(g, iris[0]) for g, iris, _, _ in bound if len(iris) == 1 and by_entity.get(iris[0])]
+    unscoped = [(s0, e0) for g, iris, s0, e0 in bound if len(iris) != 1 or not by_entity.get(iris[0])]
+    spans = sorted(left + unscoped)
+    content = [w for s0, e0 in spans for w in words(text[s0:e0]) if w not in STOP and not _CJK_ONLY.match(w)]
+    runs = names.unbound_runs(text, left)
+    suggestions = tuple((run, names.similar(run)) for run in runs)
+    unknown = [run for run, similar in suggestions if similar or not _mentioned(store, index, run)]
 
+    def none(why: str) -> Bundle:
+        return Bundle(text, "no_memory", f"no memory: {why}", (), tuple(scope), suggestions, budget, 0, tuple(notes))
+
+    if unknown:
+        # The question is about someone or something the memory does not know by that name:
+        # whatever matches the rest of it is about someone else.
+        return none(f"{', '.join(repr(u) for u in unknown)} names nothing recorded"
+                    + (" (see the suggestions)" if any(s for _, s in suggestions) else ""))
+    # The vector side sees the question as written, less the names that bound a scope.
+    masked = text
+    for _, iris, a, b in sorted(bound, key=lambda h: -h[2]):
+        if len(iris) == 1 and by_entity.get(iris[0]):
+            masked = masked[:a] + masked[b:]
+    cvec = index.encoder.encode([masked if content else text])[0]
     if scope:
-        by_entity = scope_records(store, [e for _, e in scope])
-        ids = set().union(*by_entity.values())
-        coverage = {i: sum(i in s for s in by_entity.values()) for i in ids}
-        # Inside a scope the names are given; what must match is the rest of the question.
-        cvec = index.encoder.encode([" ".join(content)])[0] if content else qvec
+        ids = set().union(*(by_entity[e] for _, e in scope))
+        coverage = {i: sum(i in by_entity[e] for _, e in scope) for i in ids}
         ranked = _rank(store, index, cvec, ids, content, cue_types, want_history, limits.scoped, coverage)
         tier = "recorded"
         if not ranked:
-            elsewhere = _rank(store, index, qvec, None, content, cue_types, want_history, limits.fuzzy, {})
+            elsewhere = _rank(store, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
             if elsewhere:
-                best = elsewhere[0]
-                notes.append(f"the closest record, {best.record.id}, is not about {_names(scope)}")
-            what = f"nothing is recorded about {_names(scope)}" if not ids else (
-                f"nothing recorded about {_names(scope)} matches the question")
-            return Bundle(text, "no_memory", f"no memory: {what}", (), tuple(scope),
-                          suggestions, budget, 0, tuple(notes))
+                notes.append(f"the closest record elsewhere, {elsewhere[0].record.id}, is not about {_names(scope)}")
+            return none(f"nothing recorded about {_names(scope)} matches the question")
     else:
-        ranked = _rank(store, index, qvec, None, content, cue_types, want_history, limits.fuzzy, {})
+        ranked = _rank(store, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
         tier = "guessed"
         if not ranked:
-            why = "no name in the question binds and no record matches it"
-            return Bundle(text, "no_memory", f"no memory: {why}", (), (), suggestions, budget, 0, tuple(notes))
+            return none("no name in the question binds and no record matches it")
     kept, used = _cut(ranked, budget)
     memories = tuple(Memory(m.record, m.score, tier, m.why) for m in kept)
     what = f"about {_names(scope)}" if scope else "found by similarity alone (model guess: no name bound)"
     summary = f"{len(memories)} record{'s' if len(memories) != 1 else ''} {what}"
     return Bundle(text, tier, summary, memories, tuple(scope), suggestions, budget, used, tuple(notes))
+
+
+def _mentioned(store: Store, index: VectorIndex, phrase: str) -> bool:
+    """Does any recallable record contain a word of ``phrase``? (Its nearest records by
+    vector are the ones that would; their text is checked word by word.)"""
+    want = set(words(phrase))
+    hits = index.search(index.encoder.encode([phrase])[0], 10)
+    return any(want & set(words(f"{r.statement} {r.source.text or ''}"))
+               for r in records.load(store, [record_iri(i) for i, _ in hits]))
 
 
 def _names(scope: Sequence[tuple[str, str]]) -> str:
