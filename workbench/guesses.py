@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.guess.encoders import Encoder, encoder
-from workbench.guess.index import VectorIndex
-from workbench.guess.memory import Bar, RecordVectors, forget
+from workbench.guess.index import IndexCorrupt, VectorIndex
+from workbench.guess.memory import Bar, RecordVectors, bump, forget
 from workbench.guess.model import Guess
 from workbench.guess.names import NameIndex
 from workbench.guess.recall import Bundle
@@ -41,7 +41,10 @@ class Guesses:
         spec = self.encoder_spec or os.environ.get("WORKBENCH_ENCODER")
         if not spec:
             index = VectorIndex(self.vectors_dir / "records", encoder("hashing"))
-            spec = str(index.meta().get("spec") or "hashing") if index.exists else "hashing"
+            try:
+                spec = str(index.meta().get("spec") or "hashing") if index.exists else "hashing"
+            except IndexCorrupt:
+                spec = "hashing"  # an unreadable index is rebuilt (RecordVectors.ready), with the default
         return encoder(spec)
 
     def record_vectors(self) -> RecordVectors:
@@ -116,18 +119,21 @@ class Guesses:
             self._names.stale()
 
     def _records_changed(self) -> None:
-        """After an import, supersession or retraction: bring an existing index in step now."""
+        """After an import, supersession or retraction: a new revision, so every index (here or
+        in another process) knows it is behind; one already in use here is brought in step now,
+        the others when next used."""
+        bump(self.store)
         for part in (self._names, self._things):
             if part is not None:
                 part.stale()
-        if self._vectors is not None or (self.vectors_dir / "records" / "meta.json").is_file():
-            vectors = self.record_vectors()
-            vectors.stale()
-            vectors.ready()
+        if self._vectors is not None and self._vectors.in_use:
+            self._vectors.stale()
+            self._vectors.ready()
 
     def _record_erased(self, record_id: str) -> None:
         """Erasure is complete: the record's vector goes now, from memory and disk, and the
         indexes built from names and facts are rebuilt without what it held."""
+        bump(self.store)
         if self._vectors is not None:
             self._vectors.forget(record_id)
         else:

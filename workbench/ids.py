@@ -21,6 +21,7 @@ ONTOLOGY_GRAPH = NamedNode("urn:wb:graph:ontology")
 META_GRAPH = NamedNode("urn:wb:graph:meta")
 ENTITIES_GRAPH = NamedNode("urn:wb:graph:entities")
 AUDIT_GRAPH = NamedNode("urn:wb:graph:audit")
+STORE_NODE = NamedNode("urn:wb:store")  # carries the store's revision (wb:revision)
 # Graphs Workbench manages itself; an import may not write content into them.
 SYSTEM_GRAPHS = frozenset({ONTOLOGY_GRAPH, META_GRAPH, ENTITIES_GRAPH, AUDIT_GRAPH})
 

@@ -31,7 +31,7 @@ from workbench.guess.memory import RecordVectors
 from workbench.guess.names import NameIndex
 from workbench.guess.things import Things
 from workbench.guesses import Guesses
-from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH
+from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH, STORE_NODE
 from workbench.imports.common import ProgressFactory, write_batch
 from workbench.imports.landing import import_rdf
 from workbench.imports.rdf import FORMATS, RdfOptions
@@ -182,7 +182,8 @@ class Workbench(Questions, Guesses):
                 visible_to=tuple(visible_to),
             )
             landed = import_rdf(self.store, rdf, options, progress)
-            self._records_changed()
+            if landed.plan.records_added:
+                self._records_changed()
             return ImportReport(
                 files=tuple(str(p) for p in rdf),
                 records_added=landed.plan.records_added,
@@ -208,8 +209,8 @@ class Workbench(Questions, Guesses):
     def export(self, path: str | os.PathLike[str]) -> int:
         """Write the store to a file; the format comes from the extension. Returns the quads written.
 
-        TriG, N-Quads and JSON-LD keep everything (every graph, all provenance) and import back
-        isomorphically. Turtle, N-Triples and RDF/XML hold no graphs: they get the triples of
+        TriG, N-Quads and JSON-LD keep everything (every graph, all provenance; not the store's
+        revision token, which only its vector indexes use) and import back isomorphically. Turtle, N-Triples and RDF/XML hold no graphs: they get the triples of
         the active records only, without provenance.
         """
         target = Path(path)
@@ -217,7 +218,8 @@ class Workbench(Questions, Guesses):
         if fmt is None:
             raise Invalid(f"cannot tell the format from {target.suffix!r}; use one of {', '.join(sorted(FORMATS))}")
         if fmt.supports_datasets or fmt == ox.RdfFormat.JSON_LD:
-            quads = list(self.store.quads())
+            # All but the store's revision token, which belongs to this store and its indexes.
+            quads = [q for q in self.store.quads() if q.subject != STORE_NODE]
         else:
             rows = self.store.select(
                 PREFIXES + f"SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }} "
@@ -249,21 +251,25 @@ class Workbench(Questions, Guesses):
         return found[0] if found else Entity(iri=iri.value, names=())
 
     def add_entity(self, name: str, *, lang: str | None = None) -> ox.NamedNode:
+        iri = entities.add(self.store, name, actor=self.user, now=self.now(), lang=lang)
         self._names_changed()
-        return entities.add(self.store, name, actor=self.user, now=self.now(), lang=lang)
+        return iri
 
     def add_alias(self, ref: str, alias: str, *, lang: str | None = None) -> ox.NamedNode:
         """Register an alias. Raises Conflict when another entity already has that name."""
+        iri = entities.add_alias(self.store, ref, alias, actor=self.user, now=self.now(), lang=lang)
         self._names_changed()
-        return entities.add_alias(self.store, ref, alias, actor=self.user, now=self.now(), lang=lang)
+        return iri
 
     def merge(self, keep: str, other: str, *, reason: str) -> ox.NamedNode:
+        iri = entities.merge(self.store, keep, other, actor=self.user, now=self.now(), reason=reason)
         self._names_changed()
-        return entities.merge(self.store, keep, other, actor=self.user, now=self.now(), reason=reason)
+        return iri
 
     def split(self, ref: str, *, reason: str) -> ox.NamedNode:
+        iri = entities.split(self.store, ref, actor=self.user, now=self.now(), reason=reason)
         self._names_changed()
-        return entities.split(self.store, ref, actor=self.user, now=self.now(), reason=reason)
+        return iri
 
     # ------------------------------------------------------------------ records and time
 

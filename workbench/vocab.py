@@ -75,6 +75,7 @@ class WB:
     recordDigest: Final = NamedNode("https://w3id.org/workbench/ns#recordDigest")
     recordType: Final = NamedNode("https://w3id.org/workbench/ns#recordType")
     relationLabel: Final = NamedNode("https://w3id.org/workbench/ns#relationLabel")
+    revision: Final = NamedNode("https://w3id.org/workbench/ns#revision")
     ruleStatus: Final = NamedNode("https://w3id.org/workbench/ns#ruleStatus")
     ruleVersion: Final = NamedNode("https://w3id.org/workbench/ns#ruleVersion")
     setting: Final = NamedNode("https://w3id.org/workbench/ns#setting")

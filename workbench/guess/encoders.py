@@ -120,6 +120,8 @@ class HashingEncoder:
     model, no download."""
 
     def __init__(self, dim: int = 384) -> None:
+        if dim < 1:
+            raise Invalid(f"an encoder needs at least one dimension, not {dim}")
         self._dim = dim
         self._cache: dict[str, tuple[int, float]] = {}
 
@@ -177,10 +179,17 @@ class SentenceEncoder:
                 f"no sentence-transformers model at {model!r}: models are never downloaded here; "
                 "give the directory of a model on disk, or 'minilm' for the packaged all-MiniLM-L6-v2"
             )
-        self._model = SentenceTransformer(str(path), device="cpu")
+        try:
+            self._model = SentenceTransformer(str(path), device="cpu")
+        except (OSError, ValueError) as exc:
+            raise Invalid(f"no sentence-transformers model could be loaded from {model!r}: {exc}") from None
         dim = self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension") else None
         self._dim = int(dim or self._model.get_sentence_embedding_dimension() or 0)
-        self._name = f"sentence-transformers/{path.name}/{self._dim}"
+        # Named by folder and a digest of its files' names and sizes: two models kept in folders of
+        # the same name still differ.
+        files = sorted((str(f.relative_to(path)), f.stat().st_size) for f in path.rglob("*") if f.is_file())
+        digest = hashlib.sha256(repr(files).encode()).hexdigest()[:12]
+        self._name = f"sentence-transformers/{path.name}/{self._dim}/{digest}"
         self._spec = spec or f"sentence-transformers:{path}"
 
     @property

@@ -74,9 +74,12 @@ class VectorIndex:
 
     def meta(self) -> dict[str, Any]:
         try:
-            return dict(json.loads((self.directory / "meta.json").read_text("utf-8")))
+            meta = json.loads((self.directory / "meta.json").read_text("utf-8"))
         except (OSError, ValueError) as exc:
             raise IndexCorrupt(f"the index at {self.directory} is unreadable: {exc}") from None
+        if not isinstance(meta, dict):
+            raise IndexCorrupt(f"the index at {self.directory} is unreadable: meta.json is not a JSON object")
+        return meta
 
     def load(self, *, any_encoder: bool = False) -> VectorIndex:
         """Read the index from disk. Raises EncoderMismatch (unless ``any_encoder``: enough to
@@ -97,11 +100,17 @@ class VectorIndex:
         try:
             index = faiss.read_index(str(files["index.faiss"]))
             ids = json.loads(files["ids.json"].read_text("utf-8"))
-        except (RuntimeError, ValueError, OSError) as exc:
+            known, after = dict(ids["ids"]), int(ids["next"])
+        except (RuntimeError, ValueError, OSError, TypeError, KeyError) as exc:
             raise IndexCorrupt(f"the index at {self.directory} is corrupt: {exc}") from None
-        if (index.d != self.encoder.dim and not any_encoder) or index.ntotal != len(ids["ids"]):
-            raise IndexCorrupt(f"the index at {self.directory} holds {index.ntotal} vectors for {len(ids['ids'])} ids")
-        self._index, self._ids, self._next = index, dict(ids["ids"]), int(ids["next"])
+        fids = set(known.values())
+        if not all(isinstance(f, int) and 0 <= f < after for f in fids) or len(fids) != len(known) or (
+            hasattr(index, "id_map") and set(faiss.vector_to_array(index.id_map).tolist()) != fids
+        ):
+            raise IndexCorrupt(f"the ids of the index at {self.directory} do not match its vectors")
+        if (index.d != self.encoder.dim and not any_encoder) or index.ntotal != len(known):
+            raise IndexCorrupt(f"the index at {self.directory} holds {index.ntotal} vectors for {len(known)} ids")
+        self._index, self._ids, self._next = index, known, after
         self._back = {f: i for i, f in self._ids.items()}
         self.fingerprint = str(meta.get("fingerprint", ""))
         self._built_with = str(meta.get("encoder"))
@@ -120,7 +129,7 @@ class VectorIndex:
             "format": FORMAT,
             "encoder": self._built_with or self.encoder.name,
             "spec": self._built_spec or self.encoder.spec,
-            "dim": self.encoder.dim,
+            "dim": int(self._index.d),  # not the encoder's: removal loads an index with any encoder
             "kind": self.kind,
             "count": len(self),
             "fingerprint": self.fingerprint,

@@ -5,18 +5,22 @@ retracted, not admitted common sense). The store stays the truth: recall reads e
 record back from the store, so the index only ranks. Erasure removes a record's vector at once
 (:meth:`RecordVectors.forget`); imports, supersession and retraction are picked up by
 :meth:`RecordVectors.sync`, which compares the store's fingerprint (record counts by status and
-tombstones) with the one the index was saved at and applies the difference.
+tombstones, and the revision token every Workbench write changes) with the one the index was
+saved at and applies the difference.
 """
 
 from __future__ import annotations
 
+import secrets
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pyoxigraph as ox
+
 from workbench.guess.encoders import Encoder, HashingEncoder
 from workbench.guess.index import IndexCorrupt, VectorIndex
-from workbench.ids import META_GRAPH
+from workbench.ids import META_GRAPH, STORE_NODE
 from workbench.store import Store
 from workbench.vocab import PREFIXES
 
@@ -26,15 +30,26 @@ RECALLABLE = f"""GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; dcterms:identifier ?i
     wb:status ?st ; wb:recordType ?t . FILTER(?st != wb:Retracted && ?t != wb:CommonSense) }}"""
 
 
+def bump(store: Store) -> None:
+    """Give the store a new revision token, after a change to its records or names."""
+    store.update(
+        PREFIXES + f"DELETE WHERE {{ GRAPH {META_GRAPH} {{ {STORE_NODE} wb:revision ?r }} }} ; "
+        f"INSERT DATA {{ GRAPH {META_GRAPH} {{ {STORE_NODE} wb:revision {ox.Literal(secrets.token_hex(8))} }} }}"
+    )
+
+
 def fingerprint(store: Store) -> str:
-    """Changes whenever a record is added, changes status, or is erased."""
+    """Changes whenever a record is added, changes status, or is erased: the store's revision
+    token (changed by every Workbench that writes it) and its record counts."""
+    rev = store.select(PREFIXES + f"SELECT ?r WHERE {{ GRAPH {META_GRAPH} {{ {STORE_NODE} wb:revision ?r }} }}")
     rows = store.select(
         PREFIXES + f"SELECT ?st (COUNT(?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
         "wb:status ?st } } GROUP BY ?st ORDER BY ?st"
     )
     tomb = store.select(PREFIXES + "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH ?g { ?t a wb:Tombstone } }")[0]
     parts = [f"{r['st'].value.rsplit('#', 1)[-1]}={r['n'].value}" for r in rows]  # type: ignore[union-attr]
-    return ";".join([*parts, f"tombstones={tomb['n'].value}"])  # type: ignore[union-attr]
+    token = rev[0]["r"].value if rev else ""  # type: ignore[union-attr]
+    return ";".join([f"revision={token}", *parts, f"tombstones={tomb['n'].value}"])  # type: ignore[union-attr]
 
 
 class RecordVectors:
@@ -62,6 +77,11 @@ class RecordVectors:
             self._checked = True
             self.sync(progress)
         return self.index
+
+    @property
+    def in_use(self) -> bool:
+        """Loaded and checked against the store in this process (so its encoder fits)."""
+        return self._checked
 
     def stale(self) -> None:
         """Note that the store changed; the next :meth:`ready` brings the index in step."""
@@ -92,7 +112,7 @@ class RecordVectors:
         """Remove an erased record's vector now, on disk too."""
         if self._checked:
             if self.index.remove([record_id]):
-                self.index.save(fingerprint(self.store))
+                self.index.save()  # at the fingerprint it was in step with: what came since is still to sync
         else:
             forget(self.store, self.index.directory, record_id)
 
@@ -109,4 +129,4 @@ def forget(store: Store, directory: Path, record_id: str) -> None:
         shutil.rmtree(directory)
         return
     if index.remove([record_id]):
-        index.save(fingerprint(store))
+        index.save()  # keeps the fingerprint it was built at: if it lagged the store, it still catches up

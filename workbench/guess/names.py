@@ -11,8 +11,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from workbench.guess.encoders import HashingEncoder, wordset
+from workbench.guess.encoders import STOPWORDS, HashingEncoder, wordset
 from workbench.guess.index import IndexCorrupt, VectorIndex
+from workbench.guess.memory import fingerprint
 from workbench.ids import ENTITIES_GRAPH
 from workbench.names import name_key
 from workbench.store import Store
@@ -43,7 +44,7 @@ class NameIndex:
         if self._checked:
             return self.index
         count = self.store.select(PREFIXES + f"SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE {{ {_NAMES} }}")[0]
-        now = f"names={count['c'].value}"  # type: ignore[union-attr]
+        now = f"{fingerprint(self.store)};names={count['c'].value}"  # type: ignore[union-attr]
         if self.index.exists:
             try:
                 self.index.load()
@@ -71,12 +72,14 @@ class NameIndex:
 
     def unbound_runs(self, text: str, left: Sequence[tuple[int, int]]) -> list[str]:
         """Runs of capitalised words among the tokens that bound nothing: by their look, names.
-        A sentence's first word ("What", "Who"), "I", and month and day names are not."""
+        A question word opening a sentence ("What", "Who"), "I", and month and day names are not."""
         runs: list[list[tuple[int, int]]] = [[]]
         for s, e in left:
             word = text[s:e]
             opens = not text[:s].strip() or text[:s].rstrip()[-1] in ".?!:;\"'“(“"
-            if opens or not _CAPITALISED.match(word) or not word[0].isupper() or word.casefold() in _NOT_NAMES:
+            folded = word.casefold()
+            capitalised = bool(_CAPITALISED.match(word)) and word[0].isupper()
+            if not capitalised or folded in _NOT_NAMES or (opens and folded in STOPWORDS):
                 runs.append([])
             elif runs[-1] and not text[runs[-1][-1][1] : s].strip():
                 runs[-1].append((s, e))

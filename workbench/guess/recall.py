@@ -47,7 +47,10 @@ def _words(text: str) -> frozenset[str]:
 
 
 STOP = STOPWORDS | {stem(w) for w in STOPWORDS}
-HISTORY = _words("before previous previously earlier originally old older change changed history why")
+HISTORY = _words("previous previously earlier originally old older change changed history why")
+# "before" asks about the past only in the past tense: "where did it keep data before the change?",
+# not "how many reviews does it need before a merge?".
+BEFORE, PAST_TENSE = _words("before"), _words("did was were had used")
 TYPE_CUES = {
     RecordType.DECISION: _words("decide decided decision decisions chose choose chosen agreed approve approved rule"),
     RecordType.PREFERENCE: _words("prefer preference preferred like style spelling writing write"),
@@ -170,6 +173,10 @@ def check_question(question: str, *, limit: int | None, chars: int | None) -> st
     text = question.strip()
     if not text:
         raise Invalid("the question is empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that were not UTF-8 arrive as lone surrogates
+        raise Invalid("the question is not valid UTF-8 text") from None
     if len(text) > MAX_CHARS:
         raise Invalid(f"the question is {len(text):,} characters long; recall takes at most {MAX_CHARS:,}")
     if limit is not None and limit < 1:
@@ -251,7 +258,7 @@ def recall(
     budget = Purpose(p.name, limit or p.limit, chars or p.chars)
     bound, left = spot_names(store, text)
     all_words = set(words(text))
-    want_history = bool(all_words & HISTORY)
+    want_history = bool(all_words & HISTORY) or bool(all_words & BEFORE and all_words & PAST_TENSE)
     cue_types = {t for t, cues in TYPE_CUES.items() if all_words & cues}
     limits = thresholds(index.encoder.name)
     notes = [f"'{g}' is ambiguous ({', '.join(iris)}); it was left out of the scope" for g, iris, _, _ in bound
@@ -293,6 +300,7 @@ def recall(
             return none(f"nothing recorded about {_names(scope)} matches the question")
     else:
         ranked = _rank(store, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
+        ranked = _first_person(store, all_words, ranked)
         tier = "guessed"
         if not ranked:
             return none("no name in the question binds and no record matches it")
@@ -301,6 +309,24 @@ def recall(
     what = f"about {_names(scope)}" if scope else "found by similarity alone (model guess: no name bound)"
     summary = f"{len(memories)} record{'s' if len(memories) != 1 else ''} {what}"
     return Bundle(text, tier, summary, memories, tuple(scope), suggestions, budget, used, tuple(notes))
+
+
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "our", "us"})
+
+
+def _first_person(store: Store, asked: set[str], ranked: list[Memory]) -> list[Memory]:
+    """A question in the first person ("my friend who works on chips") is about the speaker's
+    own memories: when an entity is named "me", the records about it rank ahead of the rest
+    (which are kept, lower: it is a ranking, not a binding)."""
+    if not ranked or not asked & FIRST_PERSON:
+        return ranked
+    me = entities.resolve_keys(store, ["me"]).get("me", ())
+    if len(me) != 1:
+        return ranked
+    mine = scope_records(store, [me[0]])[me[0]]
+    out = [m if m.record.id in mine else Memory(m.record, m.score * 0.6, m.tier, m.why + "; not about me")
+           for m in ranked]
+    return sorted(out, key=lambda m: (-m.score, m.record.id))
 
 
 def _mentioned(store: Store, index: VectorIndex, phrase: str) -> bool:
@@ -340,7 +366,8 @@ def _rank(
             continue
         if rec.status is Status.RETRACTED:
             continue
-        have = set(words(" ".join([rec.statement, rec.source.text or ""])))
+        # A record of a type the question asks for ("what did Dana decide?") matches the cue word.
+        have = set(words(" ".join([rec.statement, rec.source.text or ""]))) | TYPE_CUES.get(rec.type, frozenset())
         shared = sorted({w for w in content if w in have})
         kw = len(shared) / len(set(content)) if content else 0.0
         if content and not shared and cos < floor:

@@ -1,0 +1,147 @@
+"""The ``eval`` command: run a question set through recall and the plain vector-RAG recipe and
+print a table a person can read at a glance (or the whole report as JSON)."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from workbench.cli import _emit, command, main
+from workbench.guess import evaluate as ev
+from workbench.service import Workbench
+
+BAR = 20
+
+
+@command(main, "eval")
+@click.argument("set_name", metavar="SET")
+@click.option("--distractors", is_flag=True, help="Also rerun on a scratch store with generated distractor records.")
+@click.option("--scenario", is_flag=True, help="Also run the supersession scenario on a scratch store.")
+@click.option("--k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="How many records the plain recipe returns.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+def evaluate(wb: Workbench, set_name: str, distractors: bool, scenario: bool, k: int, as_json: bool) -> None:
+    """Evaluate recall on SET (a JSON Lines question set; `dev` is data/eval/dev.jsonl).
+
+    Each question goes through `workbench recall` (its purpose's budget) and through the plain
+    recipe (top K by cosine over every record, never abstaining). The store is only read;
+    --distractors and --scenario work on scratch stores with the sample data.
+
+    \b
+    Examples:
+      workbench init --sample && workbench eval dev
+      workbench eval dev --distractors --scenario
+      workbench eval my-questions.jsonl --k 5 --json
+    """
+    path = ev.set_path(set_name)
+    questions = ev.load_set(path)
+    report = ev.evaluate(wb, questions, set_name=str(path), k=k)
+    noisy = ev.with_distractors(wb, questions, set_name=str(path), k=k) if distractors else None
+    spec = wb.record_vectors().ready().encoder.spec
+    check = ev.supersession_scenario(wb.user, spec) if scenario else None
+    if as_json:
+        data: dict[str, Any] = report.to_json()
+        if noisy:
+            data["distractors"] = noisy.to_json()
+        if check:
+            data["scenario"] = check.to_json()
+        _emit(data)
+        return
+    t = report.workbench.totals
+    click.echo(f"{path}: {t.questions} questions ({t.answerable} answerable, {t.no_memory} no memory); "
+               f"encoder {report.encoder}\n")
+    click.echo("\n".join(table(report)))
+    click.echo("\n" + "\n".join(totals(report)))
+    click.echo("\n".join(problems(report.workbench)))
+    if noisy:
+        click.echo(f"\nwith distractors: the sample data plus {noisy.records} generated records ({noisy.superseded} "
+                   f"superseded; seed {noisy.seed}) on a scratch store; the set plus {noisy.probes} probe questions "
+                   "about the generated decisions (x-q..)\n")
+        click.echo("\n".join(totals(noisy.report)))
+        click.echo("  scoping holds: " + ("yes: no bundle scoped by a name holds a distractor about another entity"
+                   if noisy.scoping_holds else f"NO: {len(noisy.leaks)} distractors about other entities in scoped "
+                   "bundles") + "".join(f"\n    leak: {q} got {d}" for q, d in noisy.leaks))
+        stale = noisy.report.workbench.totals.stale_returned
+        click.echo("  supersession holds: " + ("yes: no superseded record came back" if noisy.supersession_holds
+                   else f"NO: {stale} superseded record{'s' if stale != 1 else ''} came back (listed below)"))
+        for o in noisy.report.workbench.outcomes:
+            if o.distractors and o.tier != "recorded":
+                click.echo(f"  {o.id} ({o.tier}) returned distractors: {', '.join(o.distractors)}")
+        click.echo("\n".join(problems(noisy.report.workbench)))
+    if check:
+        click.echo(f"\nsupersession scenario: {'PASS' if check.passed else 'FAIL'}")
+        for s in check.steps:
+            click.echo(f"  {'ok  ' if s.passed else 'FAIL'} {s.name}: expected {s.expected}; "
+                       f"got {', '.join(s.got) or 'nothing'}")
+
+
+def _fit(text: str, width: int) -> str:
+    """Cut or pad to a width in terminal columns (CJK characters take two)."""
+    out, used = "", 0
+    for ch in text:
+        w = 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        if used + w > width - (1 if len(text) > len(out) + 1 else 0):
+            return out + "…" + " " * (width - used - 1)
+        out, used = out + ch, used + w
+    return out + " " * (width - used)
+
+
+def _rank(o: ev.Outcome) -> str:
+    return "-" if o.no_memory else (str(o.rank) if o.rank else "miss")
+
+
+def table(report: ev.Report) -> list[str]:
+    """One row per question, Workbench and the plain recipe side by side."""
+    lines = [f"{'':4} {'':42} {'workbench':<36} {report.plain.system}",
+             f"{'id':4} {'question':42} {'tier':<9} {'rank':>4} {'abst':>4} {'stale':>5} {'chars':>5} {'':4}"
+             f" {'rank':>4} {'stale':>5} {'chars':>5}"]
+    for w, p in zip(report.workbench.outcomes, report.plain.outcomes, strict=True):
+        lines.append(f"{w.id:4} {_fit(w.question, 42)} {w.tier:<9} {_rank(w):>4} {'yes' if w.abstained else 'no':>4} "
+                     f"{len(w.stale):>5} {w.chars:>5} {'ok' if w.ok else 'FAIL':4} {_rank(p):>4} {len(p.stale):>5} "
+                     f"{p.chars:>5} {'ok' if p.ok else 'FAIL'}")
+    return lines
+
+
+def _bar(rate: float | None) -> str:
+    if rate is None:
+        return f"{'':{BAR}}  n/a"
+    full = round(rate * BAR)
+    return "█" * full + "░" * (BAR - full) + f" {rate:4.0%}"
+
+
+def totals(report: ev.Report) -> list[str]:
+    """The totals of both systems side by side, rates as bars."""
+    runs: Sequence[ev.Run] = (report.workbench, report.plain)
+    t = report.workbench.totals
+    rows: list[tuple[str, list[str]]] = [
+        (f"hit@1  ({t.answerable} answerable)", [_bar(r.totals.hit_at_1) for r in runs]),
+        ("hit@5", [_bar(r.totals.hit_at_5) for r in runs]),
+        ("hit@10", [_bar(r.totals.hit_at_10) for r in runs]),
+        (f"abstained ({t.no_memory} no memory)", [_bar(r.totals.abstention) for r in runs]),
+        ("false abstention (goal < 5%)", [_bar(r.totals.false_abstention) for r in runs]),
+        ("stale records returned", [f"{r.totals.stale_returned:>{BAR + 5}}" for r in runs]),
+        ("unrelated records / question", [f"{r.totals.mean_unrelated:>{BAR + 5}.1f}" for r in runs]),
+        ("mean context chars", [f"{r.totals.mean_chars:>{BAR + 5}.0f}" for r in runs]),
+    ]
+    if any(r.totals.distractors_returned for r in runs):
+        rows.append(("distractors returned", [f"{r.totals.distractors_returned:>{BAR + 5}}" for r in runs]))
+    lines = [f"{'totals':30} {'workbench':<{BAR + 9}} {report.plain.system}"]
+    lines += [f"{label:30} {cells[0]:<{BAR + 9}} {cells[1]}" for label, cells in rows]
+    return lines
+
+
+def problems(run: ev.Run) -> list[str]:
+    """What Workbench got wrong, with what came back, for whoever tunes recall."""
+    out = []
+    for o in run.outcomes:
+        got = f"got {', '.join(o.returned)} ({o.tier})" if o.returned else "got no memory"
+        if o.no_memory and not o.abstained:
+            out.append(f"  {o.id} answered a no-memory question: {got}  | {o.question}")
+        elif not o.no_memory and not o.hit:
+            out.append(f"  {o.id} {'false abstention' if o.abstained else 'miss'}: {got}  | {o.question}")
+        if o.stale:
+            out.append(f"  {o.id} returned stale records: {', '.join(o.stale)}  | {o.question}")
+    return ["\nworkbench got wrong:", *out] if out else []
