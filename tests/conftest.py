@@ -77,6 +77,15 @@ class OxigraphServer:
             self.process.stderr.close()
 
 
+@pytest.fixture(autouse=True)
+def _own_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Indexes of a remote store live under $XDG_CACHE_HOME by the server's URL, which every test
+    shares: each test gets its own cache, and the user's is never touched. No encoder comes from
+    the environment."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("WORKBENCH_ENCODER", raising=False)
+
+
 @pytest.fixture(scope="session")
 def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OxigraphServer]:
     server = OxigraphServer(tmp_path_factory.mktemp("oxigraph"))

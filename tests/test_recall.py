@@ -35,14 +35,6 @@ FUZZY = "what was the name of my friend who works on chips?"
 # ---------------------------------------------------------------------- helpers (test_vectors.py uses them too)
 
 
-@pytest.fixture(autouse=True)
-def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A remote store keeps its indexes under $XDG_CACHE_HOME by URL; the test server's URL is
-    shared by every test, so each test gets its own cache. No encoder comes from the environment."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.delenv("WORKBENCH_ENCODER", raising=False)
-
-
 def memory(rid: str, statement: str, about: list[str], triples: list[list[Any]], **extra: Any) -> dict[str, Any]:
     """A record in the format of data/memories.jsonl."""
     return {"id": rid, "statement": statement, "type": "observation", "about": about,

@@ -32,7 +32,6 @@ from tests.test_recall import (
     FUZZY,
     QUESTIONS,
     SAMPLE,
-    _own_cache,  # noqa: F401  (an autouse fixture: each test its own index cache)
     cli,
     entity,
     make_store,

@@ -91,6 +91,20 @@ class Guesses:
         """Ranked model guesses for ``subject predicate ?`` from similar things. Never facts."""
         return self.things().guess(subject_iri, predicate_iri, top=top)
 
+    def guess_kinds(self, name: str, *, top: int = 5) -> tuple[Guess, ...]:
+        """Kinds ranked for a thing by its graph vector (cosine to each kind's own vector): a
+        model guess, never a fact. Given only "X is a K", K and its super-kinds should lead.
+        Raises NotFound/Ambiguous when the name does not bind exactly."""
+        import pyoxigraph as ox
+
+        from workbench import entities
+        from workbench.answer.evidence import Labels
+
+        iri = entities.entity_ref(self.store, name)
+        ranked = self.things().rank_kinds(iri.value, top=top)
+        labels = Labels(self.store, [ox.NamedNode(k) for k, _ in ranked])
+        return tuple(Guess(f"<{k}>", s, (), labels(ox.NamedNode(k))) for k, s in ranked)
+
     def index_status(self) -> dict[str, Any]:
         """What each vector index holds and what built it."""
         out: dict[str, Any] = {"directory": str(self.vectors_dir)}

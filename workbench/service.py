@@ -210,8 +210,9 @@ class Workbench(Questions, Guesses):
         """Write the store to a file; the format comes from the extension. Returns the quads written.
 
         TriG, N-Quads and JSON-LD keep everything (every graph, all provenance; not the store's
-        revision token, which only its vector indexes use) and import back isomorphically. Turtle, N-Triples and RDF/XML hold no graphs: they get the triples of
-        the active records only, without provenance.
+        revision token, which only its vector indexes use) and import back isomorphically.
+        Turtle, N-Triples and RDF/XML hold no graphs: they get the triples of the active records
+        only, without provenance.
         """
         target = Path(path)
         fmt = FORMATS.get(target.suffix.lower())

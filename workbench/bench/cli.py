@@ -82,3 +82,61 @@ def ask(sizes: list[Size], questions: int, repeat: int, seed: int, workdir: Path
     ask_main(sizes, questions=questions, repeat=repeat, seed=seed, workdir=workdir,
              pyshacl_max=None if no_pyshacl else pyshacl_max, out=out, markdown=markdown, profile_to=profile_to,
              echo=click.echo)
+
+
+def _counts(ctx: click.Context, param: click.Parameter, value: str) -> list[tuple[str, int]]:
+    from workbench.bench.recall import parse_count
+
+    try:
+        return [(s.strip(), parse_count(s)) for s in value.split(",") if s.strip()]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+@bench.command("recall")
+@click.option("--sizes", default="10k", show_default=True, callback=_counts,
+              help="Comma-separated numbers of vectors (10k, 100k, 1M, 2500).")
+@click.option("--full", is_flag=True, help="All three sizes: 10k,100k,1M (takes tens of minutes).")
+@click.option("--queries", default=1000, show_default=True, type=click.IntRange(min=1),
+              help="Questions put to every index at every size, one search call each.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic statements and questions.")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the vectors and indexes here (default: a temporary directory, removed afterwards).")
+@click.option("--no-hnsw", is_flag=True, help="Do not build HNSW at any size.")
+@click.option("--hnsw-all", is_flag=True, help="Build HNSW above 100k vectors too (minutes and GiBs at 1M).")
+@click.option("--no-minilm", is_flag=True, help="Skip the 10k sample encoded with MiniLM.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the results, every latency sample included, as JSON here.")
+@click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the results into the '## Recall index' and '## Recall quality' sections of this Markdown "
+                   "file, and the latency chart as bench-recall.svg beside it.")
+@click.option("--encoders", default="hashing,minilm", show_default=True,
+              help="Encoders the quality half runs the development set with (those that cannot load are skipped).")
+@click.option("--no-quality", is_flag=True, help="Only the index half.")
+@click.option("--quality-only", is_flag=True, help="Only the quality half: the dev set, Workbench vs plain RAG.")
+def recall(sizes: list[tuple[str, int]], full: bool, queries: int, seed: int, workdir: Path | None, no_hnsw: bool,
+           hnsw_all: bool, no_minilm: bool, out: Path | None, markdown: Path | None, encoders: str,
+           no_quality: bool, quality_only: bool) -> None:
+    """Recall, measured. The index half: exact (flat), IVF (what Workbench switches to above its
+    exact limit) and HNSW (the peer) over synthetic record statements; build time and peak RSS,
+    p50/p99 of single queries, recall@10 against exact, size on disk and load time. The quality
+    half: the development set through Workbench's recall and the plain vector-RAG recipe side by
+    side (hit@1/5/10, abstention, stale records, context size), plain and with distractors.
+
+    Example: workbench bench recall --full --markdown docs/benchmarks.md
+    """
+    from workbench.bench.recall import FULL_SIZES, parse_count
+    from workbench.bench.recall import main as recall_main
+    from workbench.bench.recall_quality import main as quality_main
+
+    if no_hnsw and hnsw_all:
+        raise click.UsageError("--no-hnsw and --hnsw-all contradict each other")
+    if full:
+        sizes = [(s, parse_count(s)) for s in FULL_SIZES.split(",")]
+    if not no_quality:
+        quality_main([e.strip() for e in encoders.split(",") if e.strip()], markdown=markdown, echo=click.echo)
+    if quality_only:
+        return
+    recall_main(sizes, n_queries=queries, seed=seed, workdir=workdir,
+                hnsw="none" if no_hnsw else "all" if hnsw_all else "default", minilm=not no_minilm, full=full,
+                markdown=markdown, out=out, echo=click.echo)

@@ -55,3 +55,26 @@ def index_status(wb: Workbench) -> None:
 def index_rebuild(wb: Workbench, encoder_spec: str | None) -> None:
     """Drop the indexes and build them again from the store (the store is not touched)."""
     _emit(wb.rebuild_index(encoder_spec=encoder_spec, progress=_progress))
+
+
+@command(main, "guess-kinds")
+@click.argument("name")
+@click.option("--top", type=click.IntRange(min=1), default=5, show_default=True, help="How many kinds to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
+def guess_kinds(wb: Workbench, name: str, top: int, as_json: bool) -> None:
+    """Rank kinds for NAME by its graph vector: a model guess, never a fact.
+
+    NAME's vector is computed from what is recorded about it (its kinds, their super-kinds,
+    its facts) and compared with each kind's own vector.
+
+    \b
+    Example:
+      workbench guess-kinds Sparky
+    """
+    ranked = wb.guess_kinds(name, top=top)
+    if as_json:
+        _emit({"tier": "guessed", "name": name, "kinds": [g.to_json() for g in ranked]})
+        return
+    click.echo(f"[guessed] kinds for {name}, ranked by similarity (model guess, not a fact):")
+    for g in ranked:
+        click.echo(f"  {g.score:5.2f}  {g.label}")

@@ -130,3 +130,40 @@ def forget(store: Store, directory: Path, record_id: str) -> None:
         return
     if index.remove([record_id]):
         index.save()  # keeps the fingerprint it was built at: if it lagged the store, it still catches up
+
+
+class Rebuilt:
+    """An index rebuilt whole from the store whenever the store's fingerprint moves: for the
+    names and things indexes, whose items may change with any record and are quick to make."""
+
+    def __init__(self, store: Store, directory: Path, encoder: Encoder) -> None:
+        self.store = store
+        self.index = VectorIndex(directory, encoder)
+        self._checked = False
+
+    def stale(self) -> None:
+        self._checked = False
+
+    def fingerprint(self) -> str:
+        return fingerprint(self.store)
+
+    def items(self) -> dict[str, str]:
+        """What to index, id -> text, read from the store."""
+        raise NotImplementedError
+
+    def ready(self) -> VectorIndex:
+        if self._checked:
+            return self.index
+        now = self.fingerprint()
+        if self.index.exists:
+            try:
+                self.index.load()
+            except IndexCorrupt:
+                self.index = VectorIndex(self.index.directory, self.index.encoder)
+        if self.index.fingerprint != now:
+            fresh = VectorIndex(self.index.directory, self.index.encoder)
+            fresh.add(self.items())
+            fresh.save(now)
+            self.index = fresh
+        self._checked = True
+        return self.index

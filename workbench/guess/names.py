@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from workbench.guess.encoders import STOPWORDS, HashingEncoder, wordset
-from workbench.guess.index import IndexCorrupt, VectorIndex
-from workbench.guess.memory import fingerprint
+from workbench.guess.memory import Rebuilt, fingerprint
 from workbench.ids import ENTITIES_GRAPH
 from workbench.names import name_key
 from workbench.store import Store
@@ -29,39 +28,22 @@ _NOT_NAMES = wordset(
 )
 
 
-class NameIndex:
-    """Names by their spelling, kept in step with the store's count of names."""
+class NameIndex(Rebuilt):
+    """Names by their spelling, rebuilt when the store or its count of names changes."""
 
     def __init__(self, store: Store, directory: Path) -> None:
-        self.store = store
-        self.index = VectorIndex(directory, HashingEncoder(256))
-        self._checked = False
+        super().__init__(store, directory, HashingEncoder(256))
 
-    def stale(self) -> None:
-        self._checked = False
-
-    def ready(self) -> VectorIndex:
-        if self._checked:
-            return self.index
+    def fingerprint(self) -> str:
         count = self.store.select(PREFIXES + f"SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE {{ {_NAMES} }}")[0]
-        now = f"{fingerprint(self.store)};names={count['c'].value}"  # type: ignore[union-attr]
-        if self.index.exists:
-            try:
-                self.index.load()
-            except IndexCorrupt:
-                self.index = VectorIndex(self.index.directory, self.index.encoder)
-        if self.index.fingerprint != now:
-            rows = self.store.select(PREFIXES + f"SELECT DISTINCT ?n WHERE {{ {_NAMES} }}")
-            by_key: dict[str, str] = {}
-            for r in rows:
-                name = r["n"].value  # type: ignore[union-attr]
-                by_key.setdefault(name_key(name), name)
-            fresh = VectorIndex(self.index.directory, self.index.encoder)
-            fresh.add({name: name for name in sorted(by_key.values())})
-            fresh.save(now)
-            self.index = fresh
-        self._checked = True
-        return self.index
+        return f"{fingerprint(self.store)};names={count['c'].value}"  # type: ignore[union-attr]
+
+    def items(self) -> dict[str, str]:
+        by_key: dict[str, str] = {}
+        for r in self.store.select(PREFIXES + f"SELECT DISTINCT ?n WHERE {{ {_NAMES} }}"):
+            name = r["n"].value  # type: ignore[union-attr]
+            by_key.setdefault(name_key(name), name)
+        return {name: name for name in sorted(by_key.values())}
 
     def similar(self, name: str, k: int = 3) -> tuple[str, ...]:
         """Names spelled like ``name`` (never ``name`` itself), best first."""

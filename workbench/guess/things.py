@@ -19,8 +19,7 @@ import numpy as np
 import pyoxigraph as ox
 
 from workbench.guess.encoders import normalise
-from workbench.guess.index import IndexCorrupt, VectorIndex
-from workbench.guess.memory import fingerprint
+from workbench.guess.memory import Rebuilt
 from workbench.guess.model import Guess
 from workbench.ids import META_GRAPH
 from workbench.store import Store
@@ -108,33 +107,14 @@ def features(triples: Iterable[tuple[str, str, str]], up: dict[str, set[str]]) -
     return out
 
 
-class Things:
-    """The graph-vector index of things and kinds, kept in step with the store's fingerprint."""
+class Things(Rebuilt):
+    """The graph-vector index of things and kinds, rebuilt when the store's fingerprint moves."""
 
     def __init__(self, store: Store, directory: Path) -> None:
-        self.store = store
-        self.index = VectorIndex(directory, FeatureEncoder())
-        self._checked = False
+        super().__init__(store, directory, FeatureEncoder())
 
-    def stale(self) -> None:
-        self._checked = False
-
-    def ready(self) -> VectorIndex:
-        if self._checked:
-            return self.index
-        now = fingerprint(self.store)
-        if self.index.exists:
-            try:
-                self.index.load()
-            except IndexCorrupt:
-                self.index = VectorIndex(self.index.directory, self.index.encoder)
-        if self.index.fingerprint != now:
-            fresh = VectorIndex(self.index.directory, self.index.encoder)
-            fresh.add(features(_triples(self.store, None), _supers(self.store)))
-            fresh.save(now)
-            self.index = fresh
-        self._checked = True
-        return self.index
+    def items(self) -> dict[str, str]:
+        return features(_triples(self.store, None), _supers(self.store))
 
     def vector(self, iri: str) -> np.ndarray | None:
         feats = features(_triples(self.store, [iri]), _supers(self.store)).get(iri)
@@ -168,12 +148,27 @@ class Things:
             for o, score in ranked
         )
 
-    def rank_kinds(self, iri: str, kinds: Sequence[str]) -> list[tuple[str, float]]:
-        """The given kinds ordered by cosine to ``iri``'s graph vector (best first)."""
-        index = self.ready()
+    def kinds(self) -> list[str]:
+        """Every kind the active records know: what things are, and what kinds are kinds of."""
+        rows = self.store.select(
+            PREFIXES + f"""SELECT DISTINCT ?k WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }}
+            GRAPH ?g {{ {{ ?x a ?k }} UNION {{ ?k rdfs:subClassOf ?y }} UNION {{ ?y rdfs:subClassOf ?k }} }}
+            FILTER(isIRI(?k)) }} ORDER BY ?k"""
+        )
+        return [r["k"].value for r in rows]  # type: ignore[union-attr]
+
+    def rank_kinds(self, iri: str, kinds: Sequence[str] | None = None, *, top: int = 5) -> list[tuple[str, float]]:
+        """Kinds ordered by the cosine of their graph vectors to ``iri``'s (best first). X's
+        vector comes from X's own facts: never set equal to a kind's."""
         v = self.vector(iri)
         if v is None:
             return []
-        kv = index.encoder.encode([features(_triples(self.store, [k]), _supers(self.store)).get(k, "") for k in kinds])
-        scores = kv @ v
-        return sorted(zip(kinds, (float(s) for s in scores), strict=True), key=lambda t: (-t[1], t[0]))
+        kinds = list(kinds) if kinds is not None else self.kinds()
+        up = _supers(self.store)
+        feats: dict[str, str] = {}
+        for start in range(0, len(kinds), 500):
+            feats.update(features(_triples(self.store, kinds[start : start + 500]), up))
+        # A kind is one of its own kinds ("a K" is a feature of K), facts or not.
+        scores = self.index.encoder.encode([f"a <{k}>\n" + feats.get(k, "") for k in kinds]) @ v
+        ranked = sorted(zip(kinds, (float(s) for s in scores), strict=True), key=lambda t: (-t[1], t[0]))
+        return ranked[:top]

@@ -31,6 +31,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from workbench.errors import Invalid, NotFound, StoreUnavailable
+from workbench.files import fsync_dir, write_atomically
 from workbench.progress import open_counted
 from workbench.store.base import Batch, Capabilities, Check, FileLoad, Progress
 from workbench.store.pyox import PyoxStore
@@ -44,24 +45,6 @@ CRASH_AT = os.environ.get("WORKBENCH_CRASH_AT", "")
 # 12x longer than bulk_load, and twice the memory); below, a transaction avoids writing files.
 BULK_THRESHOLD = 50_000
 BULK_BYTES = 4_000_000
-
-
-def _fsync_write(path: Path, data: bytes) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class EmbeddedStore(PyoxStore):
@@ -100,7 +83,7 @@ class EmbeddedStore(PyoxStore):
         self.recovered = self._recover()
         self._db = self._open_db()
         if not marker.exists():
-            _fsync_write(marker, json.dumps({"format": FORMAT_VERSION}).encode())
+            write_atomically(marker, json.dumps({"format": FORMAT_VERSION}).encode())
 
     def _open_db(self) -> ox.Store:
         try:
@@ -156,12 +139,12 @@ class EmbeddedStore(PyoxStore):
             shutil.rmtree(checkpoint)
         self._db.flush()
         self._db.backup(str(checkpoint))
-        _fsync_dir(self.path)
-        _fsync_write(self.path / "journal.json", json.dumps({"checkpoint": checkpoint.name}).encode())
+        fsync_dir(self.path)
+        write_atomically(self.path / "journal.json", json.dumps({"checkpoint": checkpoint.name}).encode())
 
     def _commit(self) -> None:
         (self.path / "journal.json").unlink()
-        _fsync_dir(self.path)
+        fsync_dir(self.path)
         shutil.rmtree(self.path / "checkpoint", ignore_errors=True)
 
     def _restore(self) -> None:
@@ -183,9 +166,9 @@ class EmbeddedStore(PyoxStore):
                     shutil.rmtree(old, ignore_errors=True)
                     db.rename(old)
                 checkpoint.rename(db)
-                _fsync_dir(self.path)
+                fsync_dir(self.path)
             journal.unlink()
-            _fsync_dir(self.path)
+            fsync_dir(self.path)
         shutil.rmtree(old, ignore_errors=True)
         shutil.rmtree(checkpoint, ignore_errors=True)
         return undone
