@@ -1,18 +1,20 @@
 """Recall: the records that bear on a question in natural language, as a small bundle, or "no
-memory".
+memory". (The whole procedure, and how its floors were tuned: docs/recall.md.)
 
 1. **Names bind first, exactly** (:func:`spot_names`): every run of up to six words is looked up
-   as a name or registered alias; the longest matches win and never overlap. A capitalised word
-   that binds nothing gets "did you mean" suggestions from fuzzy matching, never a binding.
+   as a name or registered alias; the longest matches win and never overlap.
 2. **Scope**: the records that mention a bound entity (about, applies to, decided by, or in their
-   triples), merged entities included.
-3. **Rank inside the scope**, hybrid: the share of the question's content words (names and
-   stop words removed) that the record contains, and the cosine of the question and the record
-   statement. Records about *more* of the named entities rank higher; active records only,
-   superseded ones when the question asks about the past ("before", "why ... change").
-4. **Abstain** when nothing in scope matches the content (no shared word, cosine below the
-   tuned floor) and say when the closest record elsewhere is about someone else.
-5. **No name bound**: fuzzy recall over every record; what it finds is labelled a guess.
+   triples), merged entities included. A name nothing is recorded about is just a word.
+3. **Unknown names**: a capitalised run that binds nothing gets "did you mean" suggestions, never
+   a binding; if it resembles a known name or no record has its words, the question is about
+   someone the memory does not know: no memory.
+4. **Rank inside the scope**, hybrid: the share of the question's content words (names and stop
+   words removed) that the record contains, and the cosine of the question (less its scoped
+   names) and the record statement. Active records only; superseded ones when the question asks
+   about the past.
+5. **Abstain** when nothing in scope matches the content (no shared word, cosine below the
+   tuned floor).
+6. **No name bound**: fuzzy recall over every record, labelled a guess.
 
 The bundle is cut to a budget in records and characters, set by purpose.
 """
@@ -305,6 +307,8 @@ def recall(
         if not ranked:
             return none("no name in the question binds and no record matches it")
     kept, used = _cut(ranked, budget)
+    if not kept:
+        notes.append(f"{len(ranked)} matching records, none short enough for a budget of {budget.chars} characters")
     memories = tuple(Memory(m.record, m.score, tier, m.why) for m in kept)
     what = f"about {_names(scope)}" if scope else "found by similarity alone (model guess: no name bound)"
     summary = f"{len(memories)} record{'s' if len(memories) != 1 else ''} {what}"
