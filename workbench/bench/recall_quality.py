@@ -84,7 +84,8 @@ def main(encoders: Sequence[str], *, markdown: Path | None, echo: Callable[[str]
         return
     d = evaluate.load_set("dev")
     head = [
-        f"Command: `workbench bench recall --quality-only --markdown {markdown}` (also part of every `bench recall` run)  ",
+        f"Command: `workbench bench recall --quality-only --markdown {markdown}` "
+        "(also part of every `bench recall` run)  ",
         f"Date: {dt.date.today().isoformat()}",
         "",
         f"The development set (`data/eval/dev.jsonl`: {len(d)} questions, "
