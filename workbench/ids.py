@@ -21,15 +21,18 @@ ONTOLOGY_GRAPH = NamedNode("urn:wb:graph:ontology")
 META_GRAPH = NamedNode("urn:wb:graph:meta")
 ENTITIES_GRAPH = NamedNode("urn:wb:graph:entities")
 AUDIT_GRAPH = NamedNode("urn:wb:graph:audit")
+USERS_GRAPH = NamedNode("urn:wb:graph:users")
+QUEUE_GRAPH = NamedNode("urn:wb:graph:queue")  # candidates: apart from assertions, never read by answering
 STORE_NODE = NamedNode("urn:wb:store")  # carries the store's revision (wb:revision)
 # Graphs Workbench manages itself; an import may not write content into them.
-SYSTEM_GRAPHS = frozenset({ONTOLOGY_GRAPH, META_GRAPH, ENTITIES_GRAPH, AUDIT_GRAPH})
+SYSTEM_GRAPHS = frozenset({ONTOLOGY_GRAPH, META_GRAPH, ENTITIES_GRAPH, AUDIT_GRAPH, USERS_GRAPH, QUEUE_GRAPH})
 
 RECORD_PREFIX = "urn:wb:record:"
 SOURCE_PREFIX = "urn:wb:source:"
 ENTITY_PREFIX = "urn:wb:entity:"
 AGENT_PREFIX = "urn:wb:agent:"
 ACTIVITY_PREFIX = "urn:wb:activity:"
+CANDIDATE_PREFIX = "urn:wb:candidate:"
 
 _SAFE = "-._~!$&'()*+,;=@"
 
@@ -52,6 +55,10 @@ def agent_iri(name: str) -> NamedNode:
     return NamedNode(AGENT_PREFIX + _encode(name))
 
 
+def candidate_iri(candidate_id: str) -> NamedNode:
+    return NamedNode(CANDIDATE_PREFIX + _encode(candidate_id))
+
+
 def activity_iri(kind: str, stamp: str) -> NamedNode:
     return NamedNode(f"{ACTIVITY_PREFIX}{kind}:{_encode(stamp)}")
 
@@ -59,7 +66,7 @@ def activity_iri(kind: str, stamp: str) -> NamedNode:
 def id_from_iri(iri: NamedNode) -> str:
     """The identifier a record, source or agent IRI was made from."""
     value = iri.value
-    for prefix in (RECORD_PREFIX, SOURCE_PREFIX, AGENT_PREFIX, ENTITY_PREFIX):
+    for prefix in (RECORD_PREFIX, SOURCE_PREFIX, AGENT_PREFIX, ENTITY_PREFIX, CANDIDATE_PREFIX):
         if value.startswith(prefix):
             return unquote(value[len(prefix) :])
     return value

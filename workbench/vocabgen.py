@@ -51,6 +51,7 @@ EXTERNAL: dict[str, tuple[str, tuple[str, ...]]] = {
             "startedAtTime",
             "endedAtTime",
             "used",
+            "generated",
             "invalidatedAtTime",
         ),
     ),
