@@ -12,7 +12,7 @@ import pyoxigraph as ox
 
 from workbench.acts import activity, agent_quads
 from workbench.errors import Conflict, Invalid, NotFound
-from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, agent_iri, record_iri
+from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, QUEUE_GRAPH, agent_iri, record_iri
 from workbench.model import Status, Tombstone
 from workbench.names import name_key
 from workbench.records import get
@@ -77,6 +77,7 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str) ->
     doomed = _described(store, iri)
     doomed += _orphan_source(store, iri)
     doomed += _orphan_names(store, iri)
+    doomed += _candidates(store, iri)
     g = AUDIT_GRAPH
     kind = f"assertion ({record.type.value})"
     stone = [
@@ -95,6 +96,16 @@ def _described(store: Store, node: ox.NamedNode) -> list[ox.Quad]:
     """The metadata quads whose subject is ``node``."""
     rows = store.select(f"SELECT ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ {node} ?p ?o }} }}")
     return [ox.Quad(node, r["p"], r["o"], META_GRAPH) for r in rows]  # type: ignore[arg-type]
+
+
+def _candidates(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
+    """The queue's copies of the record: the candidate it was approved from and candidates merged
+    into it, with their payload and source span (what they decided stays, content-free)."""
+    rows = store.select(
+        PREFIXES + f"SELECT ?c ?p ?o WHERE {{ GRAPH {QUEUE_GRAPH} {{ ?c wb:approvedAs|wb:mergedInto {iri} . "
+        "?c ?p ?o FILTER(?p IN (wb:payload, wb:sourceSpan)) } }"
+    )
+    return [ox.Quad(r["c"], r["p"], r["o"], QUEUE_GRAPH) for r in rows]  # type: ignore[arg-type]
 
 
 def _orphan_source(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:

@@ -40,6 +40,7 @@ from workbench.layout import DATA_DIR, RULES_DIR, ontology_triples
 from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Status, Tombstone
 from workbench.questions import Questions
 from workbench.relations import Relations
+from workbench.reviewing import Reviewing
 from workbench.rules.model import RuleSet
 from workbench.store import Batch, Store, open_store
 from workbench.vocab import PREFIXES
@@ -69,7 +70,7 @@ def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class Workbench(Questions, Guesses):
+class Workbench(Questions, Guesses, Reviewing):
     """A memory store and everything people do with it."""
 
     def __init__(

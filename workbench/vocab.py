@@ -90,6 +90,7 @@ class WB:
     partOf: Final = NamedNode("https://w3id.org/workbench/ns#partOf")
     payload: Final = NamedNode("https://w3id.org/workbench/ns#payload")
     promptVersion: Final = NamedNode("https://w3id.org/workbench/ns#promptVersion")
+    proposalKind: Final = NamedNode("https://w3id.org/workbench/ns#proposalKind")
     reading: Final = NamedNode("https://w3id.org/workbench/ns#reading")
     reason: Final = NamedNode("https://w3id.org/workbench/ns#reason")
     recordDigest: Final = NamedNode("https://w3id.org/workbench/ns#recordDigest")

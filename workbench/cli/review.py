@@ -1,0 +1,177 @@
+"""The review commands: ``users`` (who may act, with which role), ``candidates`` (the queue of
+proposed records) and ``review`` (a curator approves, edits, rejects or merges). The global
+``--as USER`` says who acts on a local store.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from workbench.access.users import Role
+from workbench.cli import _emit, command, main
+from workbench.errors import Invalid
+from workbench.review.queue import STATUSES, Candidate
+from workbench.service import Workbench
+
+
+@main.group()
+def users() -> None:
+    """Users and their roles: viewer, curator, reviewer, admin."""
+
+
+@command(users, "add")
+@click.argument("name")
+@click.option("--role", "roles", multiple=True, required=True, type=click.Choice([r.value for r in Role]),
+              help="A role to grant (repeat for several).")
+def users_add(wb: Workbench, name: str, roles: tuple[str, ...]) -> None:
+    """Add a user and print their API token, this once (only its hash is kept).
+
+    The first user of a store must be an admin; after that only an admin (--as) adds users.
+
+    \b
+    Examples:
+      workbench --as root users add root --role admin
+      workbench --as root users add cora --role curator
+    """
+    token = wb.add_user(name, roles)
+    click.echo(f"added {name} ({', '.join(roles)}); their token, shown only now:")
+    click.echo(token)
+
+
+@command(users, "list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def users_list(wb: Workbench, as_json: bool) -> None:
+    """Every user and their roles."""
+    found = wb.users()
+    if as_json:
+        _emit([u.to_json() for u in found])
+        return
+    for u in found:
+        click.echo(f"{u.name}: {', '.join(sorted(r.value for r in u.roles))}")
+
+
+@main.group()
+def candidates() -> None:
+    """The queue of proposed records: never facts until a curator approves them."""
+
+
+def _line(c: Candidate) -> str:
+    by = f" by {c.decided_by}" if c.decided_by else ""
+    src = f" (model {c.model} {c.prompt_version or ''})".rstrip() if c.model else f" (from {c.proposed_by})"
+    return f"{c.id} [{c.status}{by}] {c.record.get('statement', '')}{src}"
+
+
+@command(candidates, "import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+def candidates_import(wb: Workbench, file: Path) -> None:
+    """Queue the candidate records of FILE (JSON Lines in the memory-record format; a line may
+    carry "span", the text it was taken from). All or nothing."""
+    new = wb.import_candidates(file)
+    click.echo(f"queued {len(new)} candidate{'s' if len(new) != 1 else ''}" + (f": {', '.join(new)}" if new else ""))
+
+
+@command(candidates, "list")
+@click.option("--status", type=click.Choice([*STATUSES, "all"]), default="pending", show_default=True)
+@click.option("--text", metavar="WORDS", help="Only candidates whose statement contains these words.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def candidates_list(wb: Workbench, status: str, text: str | None, as_json: bool) -> None:
+    """The queue, oldest first."""
+    found = wb.candidates(status=None if status == "all" else status, text=text)
+    if as_json:
+        _emit([c.to_json() for c in found])
+        return
+    for c in found:
+        click.echo(_line(c))
+    if not found:
+        click.echo(f"no {status if status != 'all' else ''} candidates".replace("  ", " "))
+
+
+@command(candidates, "show")
+@click.argument("candidate_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def candidates_show(wb: Workbench, candidate_id: str, as_json: bool) -> None:
+    """A candidate with what a curator checks first: validation, duplicates, conflicts, names."""
+    c = wb.candidate(candidate_id)
+    checks = wb.check_candidate(candidate_id)
+    if as_json:
+        _emit({"candidate": c.to_json(), "checks": checks.to_json()})
+        return
+    click.echo(_line(c))
+    if c.span:
+        click.echo(f"  from: \"{c.span}\"")
+    click.echo(f"  record: {json.dumps(c.record, ensure_ascii=False)}")
+    click.echo("  valid" if checks.valid else "  NOT valid: " + "; ".join(checks.problems))
+    for n, e in sorted(checks.names.items()):
+        click.echo(f"  name {n!r}: " + ("binds " + e[0] if len(e) == 1 else "ambiguous: " + ", ".join(e) if e
+                                        else "binds nothing (--create it, or register an alias)"))
+    for d in checks.duplicates:
+        click.echo(f"  duplicate of record {d}")
+    for x in checks.conflicts:
+        click.echo(f"  conflict: {x}")
+
+
+@main.group()
+def review() -> None:
+    """A curator decides on candidates: approve (as they are or edited), reject, merge."""
+
+
+def _chosen(wb: Workbench, ids: tuple[str, ...], all_: bool, text: str | None) -> list[str]:
+    if all_ == bool(ids):
+        raise Invalid("name candidates, or give --all (with --text to filter), not both")
+    return list(ids) if ids else [c.id for c in wb.candidates(status="pending", text=text)]
+
+
+@command(review, "approve")
+@click.argument("ids", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Every pending candidate (with --text: those matching).")
+@click.option("--text", metavar="WORDS", help="With --all: only candidates whose statement contains these words.")
+@click.option("--create", multiple=True, metavar="NAME", help="Create a new entity for a name that binds nothing.")
+@click.option("--edit", type=click.Path(dir_okay=False, path_type=Path),
+              help="With one ID: approve this JSON record (the candidate, edited) instead.")
+def review_approve(wb: Workbench, ids: tuple[str, ...], all_: bool, text: str | None, create: tuple[str, ...],
+                   edit: Path | None) -> None:
+    """Approve candidates: each becomes a record, attributed to its source, the extractor and you.
+    All or nothing. A name that binds nothing stops the approval until you --create it (or an
+    alias binds it): never a fuzzy match.
+
+    \b
+    Examples:
+      workbench --as cora review approve c-1a2b3c
+      workbench --as cora review approve --all --text Atlas
+      workbench --as cora review approve c-1a2b3c --edit fixed.json --create Berlin
+    """
+    chosen = _chosen(wb, ids, all_, text)
+    edits = None
+    if edit is not None:
+        if len(chosen) != 1:
+            raise Invalid("--edit goes with exactly one candidate")
+        try:
+            edits = {chosen[0]: json.loads(edit.read_text(encoding="utf-8"))}
+        except (OSError, ValueError) as exc:
+            raise Invalid(f"cannot read the edited record: {exc}", where=str(edit)) from None
+    done = wb.approve(chosen, edits=edits, create=create)
+    click.echo(f"approved {len(done)}: {', '.join(done)}" if done else "nothing to approve")
+
+
+@command(review, "reject")
+@click.argument("ids", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Every pending candidate (with --text: those matching).")
+@click.option("--text", metavar="WORDS", help="With --all: only candidates whose statement contains these words.")
+@click.option("--reason", required=True, help="Why; kept for the audit.")
+def review_reject(wb: Workbench, ids: tuple[str, ...], all_: bool, text: str | None, reason: str) -> None:
+    """Reject candidates, with a reason kept for the audit."""
+    chosen = _chosen(wb, ids, all_, text)
+    wb.reject(chosen, reason=reason)
+    click.echo(f"rejected {len(chosen)}: {', '.join(chosen)}")
+
+
+@command(review, "merge")
+@click.argument("keep")
+@click.argument("others", nargs=-1, required=True)
+def review_merge(wb: Workbench, keep: str, others: tuple[str, ...]) -> None:
+    """Fold duplicate candidates OTHERS into KEEP (a candidate or a record id)."""
+    wb.merge_candidates(keep, list(others))
+    click.echo(f"merged {', '.join(others)} into {keep}")

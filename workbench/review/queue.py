@@ -1,0 +1,423 @@
+"""The candidate queue: proposed memory records wait here for a curator. Nothing in the queue is
+a fact: candidates live in their own graph (``urn:wb:graph:queue``), as the record proposed
+(JSON, exactly as it came) with its provenance, and answering never reads that graph.
+
+A curator approves a candidate (possibly edited): it is imported like any memory record, with
+the same validation, attributed to its source, to the extractor, and to the curator who
+confirmed it; rejects it with a reason (kept for the audit); or merges duplicates. Every
+decision is a PROV activity. A decision is a check-and-set on the candidate's status inside one
+SPARQL update, so two curators deciding the same candidate at once get one winner and one
+Conflict, and nothing is lost or written twice.
+
+Names in a candidate bind exactly, as in any import; a name that binds nothing must be named in
+``create`` (a new entity, made explicitly) or in ``bind`` (an existing entity) before approval:
+never a fuzzy match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from workbench import entities, jsonl
+from workbench.access.users import Role, require
+from workbench.acts import activity, agent_quads
+from workbench.errors import Conflict, Invalid, NotFound
+from workbench.ids import META_GRAPH, QUEUE_GRAPH, candidate_iri, id_from_iri, record_iri
+from workbench.imports.records import RecordsPlanner
+from workbench.names import name_key
+from workbench.store import Store
+from workbench.store.base import data_block
+from workbench.vocab import PREFIXES, PROV, RDF, WB
+
+STATUSES = {"pending": WB.Pending, "approved": WB.Approved, "rejected": WB.Rejected, "merged": WB.Merged}
+CANDIDATE_ONLY = ("span",)  # fields a candidate may carry beyond a memory record
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """Where candidates came from: an extraction (model, prompt version, input) or an import of
+    another pipeline's output (the file)."""
+
+    kind: str  # "extraction" | "import"
+    input: str  # the transcript or file, as named by whoever proposed
+    model: str | None = None
+    prompt_version: str | None = None
+    input_digest: str | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: str
+    status: str
+    record: dict[str, Any]
+    span: str | None
+    proposed_at: str
+    proposed_by: str  # the agent: a model ("model:NAME") or a person
+    proposal: str  # the proposal activity's IRI
+    model: str | None = None
+    prompt_version: str | None = None
+    decided_by: str | None = None
+    decided_at: str | None = None
+    reason: str | None = None
+    approved_as: str | None = None
+    merged_into: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What a curator sees before approving: validation, exact duplicates already recorded,
+    conflicts with active records, and how each name binds."""
+
+    candidate: str
+    valid: bool
+    problems: tuple[str, ...] = ()
+    duplicates: tuple[str, ...] = ()  # ids of active records that say the same
+    conflicts: tuple[str, ...] = ()  # plain words: which record, which fact
+    names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> entities it binds to (0, 1 or more)
+
+    @property
+    def unbound(self) -> list[str]:
+        return sorted(n for n, e in self.names.items() if len(e) != 1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"candidate": self.candidate, "valid": self.valid, "problems": list(self.problems),
+                "duplicates": list(self.duplicates), "conflicts": list(self.conflicts),
+                "names": {n: list(e) for n, e in sorted(self.names.items())}, "unbound": self.unbound}
+
+
+# ---------------------------------------------------------------------- proposing
+
+
+def _canonical(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse(lines: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
+    """Candidate records from (where, JSON value) pairs, each checked as a memory record (a
+    candidate may also carry ``span``, the text it was taken from). Raises Invalid naming where."""
+    out = []
+    for where, raw in lines:
+        if not isinstance(raw, dict):
+            raise Invalid("a candidate must be a JSON object (a memory record)", where=where)
+        rec = {k: v for k, v in raw.items() if k not in CANDIDATE_ONLY}
+        if "id" not in rec:
+            rec["id"] = "c-" + hashlib.sha256(_canonical(rec).encode()).hexdigest()[:12]
+        span = raw.get("span")
+        if span is not None and (not isinstance(span, str) or not span.strip()):
+            raise Invalid("'span' must be the text the candidate was taken from", where=where)
+        jsonl.parse_text(json.dumps(rec, ensure_ascii=False), where)  # the memory-record checks, field by field
+        out.append({**rec, **({"span": span} if span else {})})
+    return out
+
+
+def parse_file(path: Path) -> list[dict[str, Any]]:
+    """A JSON Lines file of candidate records. Raises Invalid/ParseError naming file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise Invalid(f"not UTF-8 text ({exc.reason} at byte {exc.start})", where=str(path)) from None
+    lines: list[tuple[str, Any]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            lines.append((f"{path}:{n}", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise Invalid(f"not JSON: {exc.msg} (column {exc.colno})", where=f"{path}:{n}") from None
+    if not lines:
+        raise Invalid("no candidates in the file", where=str(path))
+    return parse(lines)
+
+
+def propose(store: Store, candidates: Sequence[dict[str, Any]], via: Proposal, *, actor: str, now: str) -> list[str]:
+    """Put checked candidate records in the queue, all or none. A candidate already queued with
+    the same content is left as it is; different content under a taken id is a Conflict.
+    Returns the ids newly queued."""
+    existing = {c.id: c for c in list_candidates(store, ids=[c["id"] for c in candidates])}
+    agent = f"model:{via.model}" if via.kind == "extraction" and via.model else actor
+    act, quads = activity("proposal", WB.Proposal, actor=agent, now=now, graph=QUEUE_GRAPH)
+    quads += agent_quads(agent, QUEUE_GRAPH) + agent_quads(actor, QUEUE_GRAPH)
+    quads += [ox.Quad(act, WB.proposalKind, ox.Literal(via.kind), QUEUE_GRAPH),
+              ox.Quad(act, PROV.used, ox.Literal(via.input), QUEUE_GRAPH)]
+    if via.model:
+        quads.append(ox.Quad(act, WB.extractedBy, ox.NamedNode(f"urn:wb:agent:model:{via.model}"), QUEUE_GRAPH))
+    if via.prompt_version:
+        quads.append(ox.Quad(act, WB.promptVersion, ox.Literal(via.prompt_version), QUEUE_GRAPH))
+    if via.input_digest:
+        quads.append(ox.Quad(act, WB.recordDigest, ox.Literal(via.input_digest), QUEUE_GRAPH))
+    new = []
+    for cand in candidates:
+        rec = {k: v for k, v in cand.items() if k != "span"}
+        old = existing.get(cand["id"])
+        if old is not None:
+            if _canonical(old.record) != _canonical(rec):
+                raise Conflict(f"candidate {cand['id']!r} is already queued with other content")
+            continue
+        node = candidate_iri(cand["id"])
+        quads += [
+            ox.Quad(node, RDF.type, WB.Candidate, QUEUE_GRAPH),
+            ox.Quad(node, ox.NamedNode("http://purl.org/dc/terms/identifier"), ox.Literal(cand["id"]), QUEUE_GRAPH),
+            ox.Quad(node, WB.payload, ox.Literal(_canonical(rec)), QUEUE_GRAPH),
+            ox.Quad(node, WB.candidateStatus, WB.Pending, QUEUE_GRAPH),
+            ox.Quad(node, PROV.wasGeneratedBy, act, QUEUE_GRAPH),
+            ox.Quad(node, PROV.generatedAtTime, ox.Literal(now, datatype=ox.NamedNode(
+                "http://www.w3.org/2001/XMLSchema#dateTime")), QUEUE_GRAPH),
+        ]
+        if cand.get("span"):
+            quads.append(ox.Quad(node, WB.sourceSpan, ox.Literal(cand["span"]), QUEUE_GRAPH))
+        new.append(cand["id"])
+    if new:
+        store.update(PREFIXES + f"INSERT DATA {{ {data_block(quads)} }}")
+    return new
+
+
+# ---------------------------------------------------------------------- reading
+
+
+def list_candidates(
+    store: Store, *, status: str | None = None, ids: Iterable[str] | None = None, text: str | None = None
+) -> list[Candidate]:
+    """Candidates, oldest first; filtered by status, ids, or words in their statement."""
+    if status is not None and status not in STATUSES:
+        raise Invalid(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
+    want = list(ids) if ids is not None else None
+    if want == []:
+        return []
+    values = f"VALUES ?c {{ {' '.join(str(candidate_iri(i)) for i in want)} }}" if want else ""
+    status_filter = f"?c wb:candidateStatus {STATUSES[status]} ." if status else ""
+    rows = store.select(
+        PREFIXES + f"""SELECT ?c ?payload ?st ?at ?act ?agent ?span ?model ?pv ?who ?when ?why ?as ?into WHERE {{
+        {values} GRAPH {QUEUE_GRAPH} {{
+          ?c a wb:Candidate ; wb:payload ?payload ; wb:candidateStatus ?st ; prov:generatedAtTime ?at ;
+             prov:wasGeneratedBy ?act . ?act prov:wasAssociatedWith ?agent . {status_filter}
+          OPTIONAL {{ ?c wb:sourceSpan ?span }} OPTIONAL {{ ?act wb:extractedBy ?model }}
+          OPTIONAL {{ ?act wb:promptVersion ?pv }}
+          OPTIONAL {{ ?d prov:used ?c ; prov:wasAssociatedWith ?who ; prov:startedAtTime ?when .
+                     OPTIONAL {{ ?d wb:reason ?why }} }}
+          OPTIONAL {{ ?c wb:approvedAs ?as }} OPTIONAL {{ ?c wb:mergedInto ?into }} }} }}
+        ORDER BY ?at ?c"""
+    )
+    names = {v.value: k for k, v in STATUSES.items()}
+    out: dict[str, Candidate] = {}
+    for r in rows:
+        record = json.loads(r["payload"].value)  # type: ignore[union-attr]
+        if text and text.casefold() not in str(record.get("statement", "")).casefold():
+            continue
+        cid = id_from_iri(r["c"])  # type: ignore[arg-type]
+        model = r["model"]
+        out.setdefault(cid, Candidate(
+            id=cid, status=names[r["st"].value], record=record,  # type: ignore[union-attr]
+            span=r["span"].value if r["span"] else None, proposed_at=r["at"].value,  # type: ignore[union-attr]
+            proposed_by=id_from_iri(r["agent"]), proposal=r["act"].value,  # type: ignore[arg-type, union-attr]
+            model=id_from_iri(model).removeprefix("model:") if model else None,  # type: ignore[arg-type]
+            prompt_version=r["pv"].value if r["pv"] else None,
+            decided_by=id_from_iri(r["who"]) if r["who"] else None,  # type: ignore[arg-type]
+            decided_at=r["when"].value if r["when"] else None,
+            reason=r["why"].value if r["why"] else None,
+            approved_as=id_from_iri(r["as"]) if r["as"] else None,  # type: ignore[arg-type]
+            merged_into=r["into"].value if r["into"] else None,
+        ))
+    return list(out.values())
+
+
+def get(store: Store, candidate_id: str) -> Candidate:
+    found = list_candidates(store, ids=[candidate_id])
+    if not found:
+        raise NotFound(f"no candidate {candidate_id!r} in the queue")
+    return found[0]
+
+
+def _names(record: Mapping[str, Any]) -> list[str]:
+    out = [n for key in ("about", "applies_to") for n in record.get(key, []) if isinstance(n, str)]
+    out += [record["decided_by"]] if isinstance(record.get("decided_by"), str) else []
+    for t in record.get("triples", []):
+        if isinstance(t, list) and len(t) == 3:
+            out += [x for x in (t[0], t[2]) if isinstance(x, str) and not (x.startswith("<") and x.endswith(">"))]
+    return sorted(set(out))
+
+
+def checks(store: Store, candidate: Candidate) -> Checks:
+    """Validation (the import's own checks, run as a plan that is not written), exact duplicates
+    among active records, conflicts with recorded negative facts, and the name bindings."""
+    rec = candidate.record
+    bound = entities.resolve_keys(store, {name_key(n) for n in _names(rec)})
+    names = {n: bound.get(name_key(n), ()) for n in _names(rec)}
+    problems: list[str] = []
+    try:
+        _plan(store, rec, actor="check", now="2000-01-01T00:00:00Z")
+    except Invalid as exc:
+        problems.append(exc.message)
+    dup_rows = store.select(
+        PREFIXES + f"""SELECT DISTINCT ?id WHERE {{ GRAPH {META_GRAPH} {{ ?r wb:status wb:Active ;
+        dcterms:identifier ?id ; wb:statement ?s . FILTER(LCASE(STR(?s)) = {ox.Literal(str(rec.get('statement',
+        '')).casefold())}) }} }}"""
+    )
+    duplicates = sorted({r["id"].value for r in dup_rows})  # type: ignore[union-attr]
+    taken = store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {record_iri(candidate.id)} a wb:Assertion }} }}")
+    if taken:
+        duplicates = sorted({*duplicates, candidate.id})
+    conflicts = _conflicts(store, rec, names)
+    return Checks(candidate.id, not problems, tuple(problems), tuple(duplicates), tuple(conflicts), names)
+
+
+def _conflicts(store: Store, rec: Mapping[str, Any], names: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """Facts of the candidate that an active record says do not hold (a recorded negative fact)."""
+    from workbench.relations import Relations
+
+    relations = Relations.load(store)
+    out = []
+    for t in rec.get("triples", []):
+        if not (isinstance(t, list) and len(t) == 3 and isinstance(t[0], str) and isinstance(t[2], str)):
+            continue
+        s, o = names.get(t[0], ()), names.get(t[2], ())
+        p = relations.get(t[1]) if isinstance(t[1], str) else None
+        if p is None or len(s) != 1 or len(o) != 1:
+            continue
+        rows = store.select(
+            PREFIXES + f"""SELECT DISTINCT ?id WHERE {{ GRAPH ?g {{ ?n a owl:NegativePropertyAssertion ;
+            owl:sourceIndividual <{s[0]}> ; owl:assertionProperty {p} ; owl:targetIndividual <{o[0]}> }}
+            GRAPH {META_GRAPH} {{ ?g wb:status wb:Active ; dcterms:identifier ?id }} }}"""
+        )
+        out += [f"record {r['id'].value} says {t[0]} does not {t[1]} {t[2]}" for r in rows]  # type: ignore[union-attr]
+    return out
+
+
+# ---------------------------------------------------------------------- deciding
+
+
+def _plan(store: Store, record: Mapping[str, Any], *, actor: str, now: str) -> Any:
+    """The import plan of one record, through the same checks as ``workbench import``."""
+    with tempfile.TemporaryDirectory(prefix="workbench-candidate-") as tmp:
+        path = Path(tmp) / f"candidate-{record.get('id', 'new')}.jsonl"
+        path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+        return RecordsPlanner(store, actor=actor, now=now).plan([path])
+
+
+def _pending(store: Store, ids: Sequence[str], doing: str) -> list[Candidate]:
+    found = {c.id: c for c in list_candidates(store, ids=ids)}
+    for cid in ids:
+        if cid not in found:
+            raise NotFound(f"no candidate {cid!r} in the queue")
+        c = found[cid]
+        if c.status != "pending":
+            by = f" by {c.decided_by}" + (f" on {c.decided_at}" if c.decided_at else "") if c.decided_by else ""
+            raise Conflict(f"cannot {doing} candidate {cid}: it was already {c.status}{by}")
+    return [found[cid] for cid in ids]
+
+
+def _decide(store: Store, ids: Sequence[str], act: ox.NamedNode, status: ox.NamedNode, quads: list[ox.Quad],
+            removals: Sequence[ox.Quad] = ()) -> None:
+    """One SPARQL update that lands only while every candidate is still pending: the check and
+    the change are one step, so of two curators deciding at once exactly one wins."""
+    nodes = [candidate_iri(i) for i in ids]
+    pending = [ox.Quad(n, WB.candidateStatus, WB.Pending, QUEUE_GRAPH) for n in nodes]
+    quads = quads + [ox.Quad(n, WB.candidateStatus, status, QUEUE_GRAPH) for n in nodes]
+    where = " ".join(f"{n} wb:candidateStatus wb:Pending ." for n in nodes)
+    store.update(
+        PREFIXES + f"DELETE {{ {data_block([*pending, *removals])} }} INSERT {{ {data_block(quads)} }} "
+        f"WHERE {{ GRAPH {QUEUE_GRAPH} {{ {where} }} }}"
+    )
+    if not store.ask(PREFIXES + f"ASK {{ GRAPH {QUEUE_GRAPH} {{ {act} a ?kind }} }}"):
+        raise Conflict("someone else decided on these candidates first; nothing was changed: "
+                       f"see `workbench candidates show {ids[0]}`")
+
+
+def approve(
+    store: Store,
+    ids: Sequence[str],
+    *,
+    actor: str,
+    now: str,
+    edits: Mapping[str, Mapping[str, Any]] | None = None,
+    create: Iterable[str] = (),
+) -> list[str]:
+    """Approve candidates (optionally edited) as records, all or none. Returns the record ids.
+
+    Raises Forbidden without the curator role; NotFound/Conflict for a candidate that is not
+    pending; Invalid when an edited record is malformed, the import's checks fail, or a name binds
+    nothing and is not in ``create`` (bind it first with an alias, or create it explicitly).
+    """
+    require(store, actor, Role.CURATOR, "approve candidates")
+    if not ids:
+        raise Invalid("name at least one candidate to approve")
+    cands = _pending(store, ids, "approve")
+    edits = edits or {}
+    allowed = {name_key(n) for n in create}
+    records = []
+    for c in cands:
+        rec = dict(edits.get(c.id) or c.record)
+        if c.id in edits:
+            edited = parse([(f"edit of {c.id}", {**rec, "id": rec.get("id", c.record["id"])})])[0]
+            rec = {k: v for k, v in edited.items() if k != "span"}
+        names = entities.resolve_keys(store, {name_key(n) for n in _names(rec)})
+        missing = sorted(n for n in _names(rec) if not names.get(name_key(n)) and name_key(n) not in allowed)
+        if missing:
+            raise Invalid(f"candidate {c.id}: {', '.join(repr(n) for n in missing)} binds no entity; bind each "
+                          "to an existing entity (register an alias) or create it explicitly (--create NAME)")
+        if c.model and "extracted_by" not in rec:
+            rec["extracted_by"] = {"model": c.model, **({"prompt_version": c.prompt_version} if c.prompt_version
+                                                          else {})}
+        rec["confirmed_by"] = actor
+        records.append((c, rec))
+    act, quads = activity("approval", WB.Approval, actor=actor, now=now, graph=QUEUE_GRAPH)
+    quads += agent_quads(actor, QUEUE_GRAPH)
+    removals: list[ox.Quad] = []
+    for c, rec in records:
+        plan = _plan(store, rec, actor=actor, now=now)
+        if plan.batch.files:
+            raise Invalid(f"candidate {c.id} cannot be approved as a file import")
+        if not plan.records_added:
+            raise Conflict(f"candidate {c.id}: record {rec['id']!r} is already recorded")
+        quads += plan.batch.quads
+        removals += plan.batch.removals
+        node = candidate_iri(c.id)
+        quads += [ox.Quad(act, PROV.used, node, QUEUE_GRAPH),
+                  ox.Quad(node, WB.approvedAs, record_iri(rec["id"]), QUEUE_GRAPH),
+                  ox.Quad(record_iri(rec["id"]), WB.fromCandidate, node, META_GRAPH)]
+    _decide(store, [c.id for c, _ in records], act, WB.Approved, quads, removals)
+    return [rec["id"] for _, rec in records]
+
+
+def reject(store: Store, ids: Sequence[str], *, reason: str, actor: str, now: str) -> None:
+    """Reject candidates with a reason, kept for the audit. Raises Forbidden, NotFound, Conflict,
+    Invalid (a blank reason)."""
+    require(store, actor, Role.CURATOR, "reject candidates")
+    if not ids:
+        raise Invalid("name at least one candidate to reject")
+    _pending(store, ids, "reject")
+    act, quads = activity("rejection", WB.Rejection, actor=actor, now=now, graph=QUEUE_GRAPH, reason=reason)
+    quads += agent_quads(actor, QUEUE_GRAPH) + [ox.Quad(act, PROV.used, candidate_iri(i), QUEUE_GRAPH) for i in ids]
+    _decide(store, ids, act, WB.Rejected, quads)
+
+
+def merge(store: Store, keep: str, others: Sequence[str], *, actor: str, now: str) -> None:
+    """Fold duplicate candidates into ``keep`` (a candidate or a recorded record's id): they are
+    marked merged into it. Raises Forbidden, NotFound, Conflict, Invalid."""
+    require(store, actor, Role.CURATOR, "merge candidates")
+    others = [o for o in others if o != keep]
+    if not others:
+        raise Invalid("name the candidates to merge into the one kept")
+    _pending(store, others, "merge")
+    target = candidate_iri(keep)
+    if not list_candidates(store, ids=[keep]):
+        if not store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {record_iri(keep)} a wb:Assertion }} }}"):
+            raise NotFound(f"no candidate or record {keep!r} to merge into")
+        target = record_iri(keep)
+    act, quads = activity("merge", WB.CandidateMerge, actor=actor, now=now, graph=QUEUE_GRAPH,
+                          reason=f"duplicates of {keep}")
+    quads += agent_quads(actor, QUEUE_GRAPH)
+    for o in others:
+        quads += [ox.Quad(act, PROV.used, candidate_iri(o), QUEUE_GRAPH),
+                  ox.Quad(candidate_iri(o), WB.mergedInto, target, QUEUE_GRAPH)]
+    _decide(store, others, act, WB.Merged, quads)

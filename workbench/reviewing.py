@@ -1,0 +1,78 @@
+"""Review, the part of the :class:`workbench.service.Workbench` API where people decide what
+becomes a fact: users and roles, and the candidate queue (models and other pipelines propose,
+curators approve, edit, reject or merge). Every act is attributed to ``self.user``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from workbench.access import users
+from workbench.access.users import Role, User
+from workbench.errors import Invalid
+from workbench.review import queue
+from workbench.review.queue import Candidate, Checks, Proposal
+from workbench.store import Store
+
+
+class Reviewing:
+    """Mixed into Workbench: it needs the store, who acts, the clock, and a hook for changed records."""
+
+    store: Store
+    user: str
+    now: Callable[[], str]  # Workbench's clock, as an ISO time
+    _records_changed: Callable[[], None]  # Guesses': indexes catch up after records change
+
+    # ------------------------------------------------------------------ users
+
+    def add_user(self, name: str, roles: Iterable[Role | str]) -> str:
+        """Add a user; returns their API token, shown this once. The first user must be an admin;
+        after that only an admin adds users. Raises Forbidden, Conflict, Invalid."""
+        parsed = [r if isinstance(r, Role) else Role.parse(r) for r in roles]
+        return users.add(self.store, name, parsed, actor=self.user, now=self.now())
+
+    def users(self) -> list[User]:
+        return users.users(self.store)
+
+    # ------------------------------------------------------------------ candidates
+
+    def import_candidates(self, path: str | os.PathLike[str]) -> list[str]:
+        """Queue the candidate records of a JSON Lines file (the memory-record format, each may
+        carry ``span``), all or none. Returns the ids newly queued."""
+        file = Path(path)
+        if not file.is_file():
+            raise Invalid(f"no such file: {file}")
+        found = queue.parse_file(file)
+        return queue.propose(self.store, found, Proposal("import", str(file)), actor=self.user, now=self.now())
+
+    def propose(self, candidates: Sequence[dict[str, Any]], via: Proposal) -> list[str]:
+        """Queue checked candidate records (from an extractor); see :func:`workbench.review.queue.propose`."""
+        return queue.propose(self.store, candidates, via, actor=self.user, now=self.now())
+
+    def candidates(self, *, status: str | None = "pending", text: str | None = None) -> list[Candidate]:
+        return queue.list_candidates(self.store, status=status, text=text)
+
+    def candidate(self, candidate_id: str) -> Candidate:
+        return queue.get(self.store, candidate_id)
+
+    def check_candidate(self, candidate_id: str) -> Checks:
+        """What a curator sees before approving: validation, duplicates, conflicts, name bindings."""
+        return queue.checks(self.store, queue.get(self.store, candidate_id))
+
+    def approve(
+        self, ids: Sequence[str], *, edits: Mapping[str, Mapping[str, Any]] | None = None, create: Iterable[str] = ()
+    ) -> list[str]:
+        """Approve candidates as records (all or none), attributed to their source, the extractor
+        and this curator. Returns the record ids."""
+        done = queue.approve(self.store, ids, actor=self.user, now=self.now(), edits=edits, create=create)
+        self._records_changed()
+        return done
+
+    def reject(self, ids: Sequence[str], *, reason: str) -> None:
+        queue.reject(self.store, ids, reason=reason, actor=self.user, now=self.now())
+
+    def merge_candidates(self, keep: str, others: Sequence[str]) -> None:
+        queue.merge(self.store, keep, others, actor=self.user, now=self.now())
