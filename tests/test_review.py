@@ -307,3 +307,48 @@ def test_cli_review_flow(tmp_path: Path) -> None:
     assert "approved" in run(main, ["--store", store, "candidates", "list", "--status", "all"]).output
     again = run(main, ["--store", store, "--as", "cora", "review", "reject", "c-1", "--reason", "x"])
     assert again.exit_code == 1 and "already approved" in again.output
+
+
+# ---------------------------------------------------------------------- summaries
+
+
+def test_a_summary_is_fresh_until_a_record_it_rests_on_changes(team: Workbench, tmp_path: Path) -> None:
+    cora = as_user(team, "cora")
+    summary = {"id": "s-atlas", "summary": "Atlas keeps customer data in the EU or UK.", "of": ["d-atlas-region-2"],
+               "about": ["Project Atlas"]}
+    cora.import_candidates(jsonl(tmp_path / "s.jsonl", [summary]))
+    assert team.check_candidate("s-atlas").valid
+    derived = team.ask("Project Atlas", "governed by").to_json()
+    assert cora.approve(["s-atlas"]) == ["s-atlas"]
+    (s,) = team.summaries()
+    assert s.fresh and s.of == ("d-atlas-region-2",)
+    assert team.ask("Project Atlas", "governed by").to_json() == derived  # never evidence
+    team.import_files([jsonl(tmp_path / "d3.jsonl", [{
+        "id": "d-atlas-region-3", "statement": "Project Atlas stores customer data in the EU only again.",
+        "type": "decision", "about": ["Project Atlas"], "supersedes": "d-atlas-region-2",
+        "source": {"id": "issue-ATL-200", "said_by": "Dana Okafor"}}])])
+    assert team.summaries() == []
+    (stale,) = team.summaries(include_stale=True)
+    assert not stale.fresh and stale.why_stale == ("d-atlas-region-2 is superseded",)
+
+
+def test_a_summary_of_an_inactive_record_cannot_be_approved_and_erasure_takes_its_text(
+        team: Workbench, tmp_path: Path) -> None:
+    cora = as_user(team, "cora")
+    cora.import_candidates(jsonl(tmp_path / "s.jsonl", [
+        {"id": "s-old", "summary": "Atlas was EU only.", "of": ["d-atlas-region-1"]},
+        {"id": "s-pref", "summary": "Writes in Australian English.", "of": ["m-pref-1"]}]))
+    assert not team.check_candidate("s-old").valid
+    with pytest.raises(Conflict, match="superseded"):
+        cora.approve(["s-old"])
+    cora.approve(["s-pref"])
+    team.erase("m-pref-1", reason="forget my writing habits")
+    assert b"Writes in Australian English" not in dump(team.store)
+    assert team.summaries(include_stale=True)[0].why_stale == ("m-pref-1 is erased",)
+
+
+def test_a_malformed_summary_is_refused(team: Workbench, tmp_path: Path) -> None:
+    with pytest.raises(Invalid, match="'of'"):
+        team.import_candidates(jsonl(tmp_path / "s.jsonl", [{"id": "s-1", "summary": "x", "of": []}]))
+    with pytest.raises(Invalid, match="unknown field"):
+        team.import_candidates(jsonl(tmp_path / "s.jsonl", [{"id": "s-1", "summary": "x", "of": ["a"], "extra": 1}]))

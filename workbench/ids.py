@@ -23,9 +23,14 @@ ENTITIES_GRAPH = NamedNode("urn:wb:graph:entities")
 AUDIT_GRAPH = NamedNode("urn:wb:graph:audit")
 USERS_GRAPH = NamedNode("urn:wb:graph:users")
 QUEUE_GRAPH = NamedNode("urn:wb:graph:queue")  # candidates: apart from assertions, never read by answering
+RULES_GRAPH = NamedNode("urn:wb:graph:rules")  # rule versions, their texts, proposals and sign-offs
+SUMMARIES_GRAPH = NamedNode("urn:wb:graph:summaries")  # approved summaries: never evidence
 STORE_NODE = NamedNode("urn:wb:store")  # carries the store's revision (wb:revision)
 # Graphs Workbench manages itself; an import may not write content into them.
-SYSTEM_GRAPHS = frozenset({ONTOLOGY_GRAPH, META_GRAPH, ENTITIES_GRAPH, AUDIT_GRAPH, USERS_GRAPH, QUEUE_GRAPH})
+SYSTEM_GRAPHS = frozenset(
+    {ONTOLOGY_GRAPH, META_GRAPH, ENTITIES_GRAPH, AUDIT_GRAPH, USERS_GRAPH, QUEUE_GRAPH, SUMMARIES_GRAPH,
+     RULES_GRAPH}
+)
 
 RECORD_PREFIX = "urn:wb:record:"
 SOURCE_PREFIX = "urn:wb:source:"
@@ -53,6 +58,10 @@ def source_iri(source_id: str) -> NamedNode:
 def agent_iri(name: str) -> NamedNode:
     """A person, group or model by the name it is given in records (``alice``, ``model:gpt-x``)."""
     return NamedNode(AGENT_PREFIX + _encode(name))
+
+
+def summary_iri(summary_id: str) -> NamedNode:
+    return NamedNode("urn:wb:summary:" + _encode(summary_id))
 
 
 def candidate_iri(candidate_id: str) -> NamedNode:

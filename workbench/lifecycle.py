@@ -16,6 +16,7 @@ from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, QUEUE_GRAPH, 
 from workbench.model import Status, Tombstone
 from workbench.names import name_key
 from workbench.records import get
+from workbench.review import summaries
 from workbench.store import Store
 from workbench.vocab import PREFIXES, PROV, RDF, WB, XSD
 
@@ -78,6 +79,7 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str) ->
     doomed += _orphan_source(store, iri)
     doomed += _orphan_names(store, iri)
     doomed += _candidates(store, iri)
+    doomed += summaries.erase_quads(store, iri)
     g = AUDIT_GRAPH
     kind = f"assertion ({record.type.value})"
     stone = [

@@ -13,8 +13,9 @@ from typing import Any
 from workbench.access import users
 from workbench.access.users import Role, User
 from workbench.errors import Invalid
-from workbench.review import queue
+from workbench.review import queue, summaries
 from workbench.review.queue import Candidate, Checks, Proposal
+from workbench.review.summaries import Summary
 from workbench.store import Store
 
 
@@ -73,6 +74,11 @@ class Reviewing:
 
     def reject(self, ids: Sequence[str], *, reason: str) -> None:
         queue.reject(self.store, ids, reason=reason, actor=self.user, now=self.now())
+
+    def summaries(self, *, of: str | None = None, include_stale: bool = False) -> list[Summary]:
+        """Approved summaries that are fresh (every record they rest on active and unchanged);
+        with ``include_stale`` the others too, each saying why it went stale."""
+        return summaries.summaries(self.store, of=of, include_stale=include_stale)
 
     def merge_candidates(self, keep: str, others: Sequence[str]) -> None:
         queue.merge(self.store, keep, others, actor=self.user, now=self.now())

@@ -175,3 +175,21 @@ def review_merge(wb: Workbench, keep: str, others: tuple[str, ...]) -> None:
     """Fold duplicate candidates OTHERS into KEEP (a candidate or a record id)."""
     wb.merge_candidates(keep, list(others))
     click.echo(f"merged {', '.join(others)} into {keep}")
+
+
+@command(main, "summaries")
+@click.option("--of", "of", metavar="ID", help="Only summaries resting on this record.")
+@click.option("--all", "all_", is_flag=True, help="Stale summaries too, each with why it went stale.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def summaries_cmd(wb: Workbench, of: str | None, all_: bool, as_json: bool) -> None:
+    """Approved summaries that are still fresh: every record they summarise active and unchanged.
+    A summary is context, never evidence for an answer."""
+    found = wb.summaries(of=of, include_stale=all_)
+    if as_json:
+        _emit([s.to_json() for s in found])
+        return
+    for s in found:
+        state = "fresh" if s.fresh else "STALE: " + "; ".join(s.why_stale)
+        click.echo(f"{s.id} [{state}] of {', '.join(s.of)}\n  {s.text}")
+    if not found:
+        click.echo("no summaries" if all_ else "no fresh summaries (--all shows stale ones)")

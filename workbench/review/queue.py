@@ -30,9 +30,10 @@ from workbench import entities, jsonl
 from workbench.access.users import Role, require
 from workbench.acts import activity, agent_quads
 from workbench.errors import Conflict, Invalid, NotFound
-from workbench.ids import META_GRAPH, QUEUE_GRAPH, candidate_iri, id_from_iri, record_iri
+from workbench.ids import META_GRAPH, QUEUE_GRAPH, candidate_iri, id_from_iri, record_iri, summary_iri
 from workbench.imports.records import RecordsPlanner
 from workbench.names import name_key
+from workbench.review import summaries
 from workbench.store import Store
 from workbench.store.base import data_block
 from workbench.vocab import PREFIXES, PROV, RDF, WB
@@ -110,6 +111,9 @@ def parse(lines: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
     for where, raw in lines:
         if not isinstance(raw, dict):
             raise Invalid("a candidate must be a JSON object (a memory record)", where=where)
+        if summaries.is_summary(raw):
+            out.append(summaries.check(raw, where))
+            continue
         rec = {k: v for k, v in raw.items() if k not in CANDIDATE_ONLY}
         if "id" not in rec:
             rec["id"] = "c-" + hashlib.sha256(_canonical(rec).encode()).hexdigest()[:12]
@@ -239,6 +243,8 @@ def get(store: Store, candidate_id: str) -> Candidate:
 
 
 def _names(record: Mapping[str, Any]) -> list[str]:
+    if summaries.is_summary(record):
+        return []  # a summary binds nothing: it points at records by id
     out = [n for key in ("about", "applies_to") for n in record.get(key, []) if isinstance(n, str)]
     out += [record["decided_by"]] if isinstance(record.get("decided_by"), str) else []
     for t in record.get("triples", []):
@@ -251,6 +257,12 @@ def checks(store: Store, candidate: Candidate) -> Checks:
     """Validation (the import's own checks, run as a plan that is not written), exact duplicates
     among active records, conflicts with recorded negative facts, and the name bindings."""
     rec = candidate.record
+    if summaries.is_summary(rec):
+        try:
+            summaries.plan_approval(store, rec, ox.NamedNode("urn:wb:check"), candidate_iri(candidate.id))
+        except Conflict as exc:
+            return Checks(candidate.id, False, (exc.message,))
+        return Checks(candidate.id, True)
     bound = entities.resolve_keys(store, {name_key(n) for n in _names(rec)})
     names = {n: bound.get(name_key(n), ()) for n in _names(rec)}
     problems: list[str] = []
@@ -352,41 +364,52 @@ def approve(
     if not ids:
         raise Invalid("name at least one candidate to approve")
     cands = _pending(store, ids, "approve")
-    edits = edits or {}
-    allowed = {name_key(n) for n in create}
-    records = []
-    for c in cands:
-        rec = dict(edits.get(c.id) or c.record)
-        if c.id in edits:
-            edited = parse([(f"edit of {c.id}", {**rec, "id": rec.get("id", c.record["id"])})])[0]
-            rec = {k: v for k, v in edited.items() if k != "span"}
-        names = entities.resolve_keys(store, {name_key(n) for n in _names(rec)})
-        missing = sorted(n for n in _names(rec) if not names.get(name_key(n)) and name_key(n) not in allowed)
-        if missing:
-            raise Invalid(f"candidate {c.id}: {', '.join(repr(n) for n in missing)} binds no entity; bind each "
-                          "to an existing entity (register an alias) or create it explicitly (--create NAME)")
-        if c.model and "extracted_by" not in rec:
-            rec["extracted_by"] = {"model": c.model, **({"prompt_version": c.prompt_version} if c.prompt_version
-                                                          else {})}
-        rec["confirmed_by"] = actor
-        records.append((c, rec))
     act, quads = activity("approval", WB.Approval, actor=actor, now=now, graph=QUEUE_GRAPH)
     quads += agent_quads(actor, QUEUE_GRAPH)
     removals: list[ox.Quad] = []
-    for c, rec in records:
-        plan = _plan(store, rec, actor=actor, now=now)
-        if plan.batch.files:
-            raise Invalid(f"candidate {c.id} cannot be approved as a file import")
-        if not plan.records_added:
-            raise Conflict(f"candidate {c.id}: record {rec['id']!r} is already recorded")
-        quads += plan.batch.quads
-        removals += plan.batch.removals
+    done = []
+    for c in cands:
+        rec = dict((edits or {}).get(c.id) or c.record)
         node = candidate_iri(c.id)
-        quads += [ox.Quad(act, PROV.used, node, QUEUE_GRAPH),
-                  ox.Quad(node, WB.approvedAs, record_iri(rec["id"]), QUEUE_GRAPH),
-                  ox.Quad(record_iri(rec["id"]), WB.fromCandidate, node, META_GRAPH)]
-    _decide(store, [c.id for c, _ in records], act, WB.Approved, quads, removals)
-    return [rec["id"] for _, rec in records]
+        quads.append(ox.Quad(act, PROV.used, node, QUEUE_GRAPH))
+        if summaries.is_summary(rec):
+            rec = parse([(f"edit of {c.id}", rec)])[0] if edits and c.id in edits else rec
+            quads += summaries.plan_approval(store, rec, act, node)
+            quads.append(ox.Quad(node, WB.approvedAs, summary_iri(rec["id"]), QUEUE_GRAPH))
+        else:
+            rec = _as_record(store, c, rec, edited=bool(edits and c.id in edits), create=create, actor=actor)
+            plan = _plan(store, rec, actor=actor, now=now)
+            if plan.batch.files:
+                raise Invalid(f"candidate {c.id} cannot be approved as a file import")
+            if not plan.records_added:
+                raise Conflict(f"candidate {c.id}: record {rec['id']!r} is already recorded")
+            quads += plan.batch.quads
+            removals += plan.batch.removals
+            quads += [ox.Quad(node, WB.approvedAs, record_iri(rec["id"]), QUEUE_GRAPH),
+                      ox.Quad(record_iri(rec["id"]), WB.fromCandidate, node, META_GRAPH)]
+        done.append(rec["id"])
+    _decide(store, [c.id for c in cands], act, WB.Approved, quads, removals)
+    return done
+
+
+def _as_record(
+    store: Store, c: Candidate, rec: dict[str, Any], *, edited: bool, create: Iterable[str], actor: str
+) -> dict[str, Any]:
+    """The record a candidate becomes: checked again if edited, its names bound (or created as
+    asked), attributed to the extractor and the approving curator."""
+    if edited:
+        checked = parse([(f"edit of {c.id}", {**rec, "id": rec.get("id", c.record["id"])})])[0]
+        rec = {k: v for k, v in checked.items() if k != "span"}
+    allowed = {name_key(n) for n in create}
+    names = entities.resolve_keys(store, {name_key(n) for n in _names(rec)})
+    missing = sorted(n for n in _names(rec) if not names.get(name_key(n)) and name_key(n) not in allowed)
+    if missing:
+        raise Invalid(f"candidate {c.id}: {', '.join(repr(n) for n in missing)} binds no entity; bind each "
+                      "to an existing entity (register an alias) or create it explicitly (--create NAME)")
+    if c.model and "extracted_by" not in rec:
+        rec["extracted_by"] = {"model": c.model, **({"prompt_version": c.prompt_version} if c.prompt_version else {})}
+    rec["confirmed_by"] = actor
+    return rec
 
 
 def reject(store: Store, ids: Sequence[str], *, reason: str, actor: str, now: str) -> None:

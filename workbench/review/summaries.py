@@ -1,0 +1,140 @@
+"""Summaries of a defined set of records ("Project Atlas's active decisions"), proposed like any
+candidate and approved by a curator. A summary holds the ids and digests of exactly the records
+it summarises and is **fresh** only while every one of them is still active and unchanged: the
+moment one is superseded, retracted or erased it reads as **stale**, with the reason. Freshness
+is computed on every read, so there is no moment at which a stale summary passes for fresh. A
+summary is never evidence: answers read assertions only, and this graph is not one.
+
+A summary candidate is a JSON object ``{"id", "summary", "of": [record ids], "about"?: [names],
+"span"?}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyoxigraph as ox
+
+from workbench.errors import Conflict, Invalid
+from workbench.ids import AUDIT_GRAPH, META_GRAPH, QUEUE_GRAPH, SUMMARIES_GRAPH, id_from_iri, record_iri, summary_iri
+from workbench.store import Store
+from workbench.vocab import PREFIXES, PROV, RDF, WB
+
+FIELDS = {"id", "summary", "of", "about", "span"}
+
+
+@dataclass(frozen=True)
+class Summary:
+    id: str
+    text: str
+    of: tuple[str, ...]
+    fresh: bool
+    why_stale: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "summary": self.text, "of": list(self.of), "fresh": self.fresh,
+                "why_stale": list(self.why_stale)}
+
+
+def is_summary(raw: Mapping[str, Any]) -> bool:
+    return "summary" in raw
+
+
+def check(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A summary candidate, checked field by field. Raises Invalid naming where."""
+    unknown = sorted(set(raw) - FIELDS)
+    if unknown:
+        raise Invalid(f"unknown field {unknown[0]!r} in a summary (fields: {', '.join(sorted(FIELDS))})", where=where)
+    if not isinstance(raw.get("id"), str) or not raw["id"].strip():
+        raise Invalid("a summary needs an 'id'", where=where)
+    if not isinstance(raw.get("summary"), str) or not raw["summary"].strip():
+        raise Invalid("'summary' must be the summary's text", where=where)
+    of = raw.get("of")
+    if not isinstance(of, list) or not of or not all(isinstance(i, str) and i.strip() for i in of):
+        raise Invalid("'of' must list the ids of the records it summarises", where=where)
+    if len(set(of)) != len(of):
+        raise Invalid("'of' names a record twice", where=where)
+    return dict(raw)
+
+
+def _state(store: Store, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """For each record id: (status, digest), "erased" for a tombstone, "missing" otherwise."""
+    values = " ".join(str(record_iri(i)) for i in ids)
+    rows = store.select(
+        PREFIXES + f"""SELECT ?r ?st ?d ?t WHERE {{ VALUES ?r {{ {values} }}
+        OPTIONAL {{ GRAPH {META_GRAPH} {{ ?r wb:status ?st OPTIONAL {{ ?r wb:recordDigest ?d }} }} }}
+        OPTIONAL {{ GRAPH {AUDIT_GRAPH} {{ ?r a wb:Tombstone BIND(true AS ?t) }} }} }}"""
+    )
+    out = {}
+    for r in rows:
+        rid = id_from_iri(r["r"])  # type: ignore[arg-type]
+        if r["st"] is not None:
+            out[rid] = (r["st"].value.rsplit("#", 1)[1].lower(), r["d"].value if r["d"] else "")
+        else:
+            out[rid] = ("erased" if r["t"] is not None else "missing", "")
+    return out
+
+
+def plan_approval(
+    store: Store, summary: Mapping[str, Any], act: ox.NamedNode, candidate: ox.NamedNode
+) -> list[ox.Quad]:
+    """The quads of an approved summary. Raises Conflict when a record it names is not active."""
+    ids = list(summary["of"])
+    state = _state(store, ids)
+    bad = [f"{i} is {state.get(i, ('missing', ''))[0]}" for i in ids if state.get(i, ("missing", ""))[0] != "active"]
+    if bad:
+        raise Conflict(f"summary {summary['id']} cannot be approved: {'; '.join(bad)}")
+    node = summary_iri(summary["id"])
+    g = SUMMARIES_GRAPH
+    quads = [ox.Quad(node, RDF.type, WB.Summary, g), ox.Quad(node, WB.summaryText, ox.Literal(summary["summary"]), g),
+             ox.Quad(node, WB.fromCandidate, candidate, g),
+             ox.Quad(node, PROV.wasGeneratedBy, act, g)]
+    for i in ids:
+        quads += [ox.Quad(node, WB.summarizes, record_iri(i), g),
+                  ox.Quad(node, WB.basis, ox.Literal(f"{i}@{state[i][1]}"), g)]
+    return quads
+
+
+def summaries(store: Store, *, of: str | None = None, include_stale: bool = False) -> list[Summary]:
+    """Approved summaries (optionally those summarising record ``of``), fresh ones only unless
+    ``include_stale``; each says whether it is fresh and, if not, why."""
+    pin = f"?s wb:summarizes {record_iri(of)} ." if of else ""
+    rows = store.select(
+        PREFIXES + f"SELECT ?s ?text ?basis WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s a wb:Summary ; "
+        f"wb:basis ?basis . {pin} OPTIONAL {{ ?s wb:summaryText ?text }} }} }} ORDER BY ?s ?basis"
+    )
+    found: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+    for r in rows:
+        rid, _, digest = r["basis"].value.partition("@")  # type: ignore[union-attr]
+        text = r["text"].value if r["text"] is not None else ""  # erased with a record it rested on
+        found.setdefault(r["s"].value, (text, []))[1].append((rid, digest))  # type: ignore[union-attr]
+    state = _state(store, sorted({rid for _, basis in found.values() for rid, _ in basis})) if found else {}
+    out = []
+    for iri, (text, basis) in sorted(found.items()):
+        why = []
+        for rid, digest in basis:
+            status, now = state.get(rid, ("missing", ""))
+            if status != "active":
+                why.append(f"{rid} is {status}")
+            elif now != digest:
+                why.append(f"{rid} changed")
+        s = Summary(iri.removeprefix("urn:wb:summary:"), text, tuple(r for r, _ in basis), not why, tuple(why))
+        if s.fresh or include_stale:
+            out.append(s)
+    return out
+
+
+def erase_quads(store: Store, record: ox.NamedNode) -> list[ox.Quad]:
+    """The text of every summary resting on an erased record, and of the candidate it was
+    approved from: erased with it (the summary's links stay, content-free, so the audit can tell
+    it existed)."""
+    rows = store.select(
+        PREFIXES + f"""SELECT ?s ?t ?c ?p ?o WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s wb:summarizes {record} ;
+        wb:summaryText ?t OPTIONAL {{ ?s wb:fromCandidate ?c }} }}
+        OPTIONAL {{ GRAPH {QUEUE_GRAPH} {{ ?c ?p ?o FILTER(?p IN (wb:payload, wb:sourceSpan)) }} }} }}"""
+    )
+    out = {ox.Quad(r["s"], WB.summaryText, r["t"], SUMMARIES_GRAPH) for r in rows}  # type: ignore[arg-type]
+    out |= {ox.Quad(r["c"], r["p"], r["o"], QUEUE_GRAPH) for r in rows if r["p"] is not None}  # type: ignore[arg-type]
+    return sorted(out, key=str)
