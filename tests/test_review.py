@@ -352,3 +352,27 @@ def test_a_malformed_summary_is_refused(team: Workbench, tmp_path: Path) -> None
         team.import_candidates(jsonl(tmp_path / "s.jsonl", [{"id": "s-1", "summary": "x", "of": []}]))
     with pytest.raises(Invalid, match="unknown field"):
         team.import_candidates(jsonl(tmp_path / "s.jsonl", [{"id": "s-1", "summary": "x", "of": ["a"], "extra": 1}]))
+
+
+# ---------------------------------------------------------------------- the audit
+
+
+def test_the_audit_shows_every_act_on_a_record(team: Workbench) -> None:
+    cora = as_user(team, "cora")
+    cora.propose([cand("c-1", "Ravi likes tea.", ["Ravi"]), cand("c-2", "Ravi likes green tea.", ["Ravi"])],
+                 Proposal("extraction", "chat.txt", model="tiny", prompt_version="facts-v1"))
+    cora.approve(["c-1"])
+    cora.approve(["c-2"])
+    cora.supersede("c-1", "c-2", reason="more precise")
+    trail = [(e.what, e.who) for e in team.audit("c-1")]
+    assert trail == [("proposal", "model:tiny"), ("approval", "cora"), ("import", "cora"), ("supersession", "cora")]
+    team.erase("c-1", reason="asked to forget")
+    # the record's own metadata went with it; the acts on its candidate and the tombstone stay
+    trail = [(e.what, e.who) for e in team.audit("c-1")]
+    assert trail == [("proposal", "model:tiny"), ("approval", "cora"), ("supersession", "cora"),
+                     ("erasure", "tester")]
+    proposal = team.audit("c-1")[0]
+    assert proposal.who == "model:tiny" and "facts-v1" in proposal.detail and "chat.txt" in proposal.detail
+    assert all("workbench-candidate" not in e.detail for e in team.audit("c-2"))
+    with pytest.raises(NotFound):
+        team.audit("never-was")

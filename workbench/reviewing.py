@@ -10,10 +10,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from workbench import audit
 from workbench.access import users
 from workbench.access.users import Role, User
+from workbench.audit import Event
 from workbench.errors import Invalid
+from workbench.review import extract as extraction
 from workbench.review import queue, summaries
+from workbench.review.extract import ExtractReport
 from workbench.review.queue import Candidate, Checks, Proposal
 from workbench.review.summaries import Summary
 from workbench.store import Store
@@ -53,6 +57,27 @@ class Reviewing:
         """Queue checked candidate records (from an extractor); see :func:`workbench.review.queue.propose`."""
         return queue.propose(self.store, candidates, via, actor=self.user, now=self.now())
 
+    def extract(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        llm_url: str,
+        model: str,
+        api_key: str | None = None,
+        prompt: str = "facts-v1",
+        timeout: float = 60.0,
+    ) -> ExtractReport:
+        """Ask a model (any OpenAI-compatible chat-completions server) for candidate facts in
+        transcripts (.txt, .md, .jsonl) and queue them for a curator; never into the fact store.
+        All or nothing: an answer that fails validation is reported in ``rejected`` and nothing
+        is queued. ``api_key`` None takes $WORKBENCH_LLM_KEY. See :mod:`workbench.review.extract`.
+
+        Raises Invalid (a transcript, the URL), NotFound (an unknown prompt version),
+        ModelUnavailable (the model server failed, with why), Conflict (a queue race).
+        """
+        chat = extraction.connect(llm_url, model, api_key=api_key, timeout=timeout)
+        return extraction.run(self.store, [Path(p) for p in paths], chat=chat, prompt=prompt, propose=self.propose)
+
     def candidates(self, *, status: str | None = "pending", text: str | None = None) -> list[Candidate]:
         return queue.list_candidates(self.store, status=status, text=text)
 
@@ -79,6 +104,10 @@ class Reviewing:
         """Approved summaries that are fresh (every record they rest on active and unchanged);
         with ``include_stale`` the others too, each saying why it went stale."""
         return summaries.summaries(self.store, of=of, include_stale=include_stale)
+
+    def audit(self, record_id: str) -> list[Event]:
+        """Every attributed act on a record and the candidate it came from, oldest first."""
+        return audit.trail(self.store, record_id)
 
     def merge_candidates(self, keep: str, others: Sequence[str]) -> None:
         queue.merge(self.store, keep, others, actor=self.user, now=self.now())

@@ -193,3 +193,17 @@ def summaries_cmd(wb: Workbench, of: str | None, all_: bool, as_json: bool) -> N
         click.echo(f"{s.id} [{state}] of {', '.join(s.of)}\n  {s.text}")
     if not found:
         click.echo("no summaries" if all_ else "no fresh summaries (--all shows stale ones)")
+
+
+@command(main, "audit")
+@click.argument("record_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def audit_cmd(wb: Workbench, record_id: str, as_json: bool) -> None:
+    """Every attributed act on RECORD_ID and the candidate it came from: proposed (by which model,
+    prompt version, input), approved, imported, superseded, retracted, erased."""
+    events = wb.audit(record_id)
+    if as_json:
+        _emit([e.to_json() for e in events])
+        return
+    for e in events:
+        click.echo(f"{e.when}  {e.what:<13} {e.who}" + (f"  ({e.detail})" if e.detail else ""))

@@ -94,7 +94,9 @@ class RecordsPlanner:
         self.actor = actor
         self.now = now
 
-    def plan(self, paths: Sequence[Path]) -> Plan:
+    def plan(self, paths: Sequence[Path], *, used: Sequence[str] | None = None) -> Plan:
+        """The import of these JSON Lines files, not yet written. ``used`` names what the import
+        used in its provenance, when the files are only a vehicle (a candidate being approved)."""
         records: list[jsonl.RecordIn] = []
         seen: dict[str, str] = {}
         for path in paths:
@@ -103,7 +105,7 @@ class RecordsPlanner:
                     raise Invalid(f"record id {rec.id!r} is also used at {seen[rec.id]}", where=rec.where)
                 seen[rec.id] = rec.where
                 records.append(rec)
-        activity, quads = import_activity(self.actor, self.now, [str(p) for p in paths])
+        activity, quads = import_activity(self.actor, self.now, used or [str(p) for p in paths])
         plan = Plan(batch=Batch(quads=quads), files=tuple(str(p) for p in paths), activity=activity)
         todo = self._new_records(records, plan)
         if not todo:

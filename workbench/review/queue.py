@@ -309,11 +309,12 @@ def _conflicts(store: Store, rec: Mapping[str, Any], names: Mapping[str, tuple[s
 
 
 def _plan(store: Store, record: Mapping[str, Any], *, actor: str, now: str) -> Any:
-    """The import plan of one record, through the same checks as ``workbench import``."""
+    """The import plan of one record, through the same checks as ``workbench import``; its
+    provenance says it used the candidate, not the temporary file that carried it."""
     with tempfile.TemporaryDirectory(prefix="workbench-candidate-") as tmp:
-        path = Path(tmp) / f"candidate-{record.get('id', 'new')}.jsonl"
+        path = Path(tmp) / "candidate.jsonl"
         path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
-        return RecordsPlanner(store, actor=actor, now=now).plan([path])
+        return RecordsPlanner(store, actor=actor, now=now).plan([path], used=[f"candidate {record.get('id')}"])
 
 
 def _pending(store: Store, ids: Sequence[str], doing: str) -> list[Candidate]:
