@@ -71,3 +71,26 @@ def test_modules_stay_small() -> None:
         str(p.relative_to(PACKAGE)): len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.rglob("*.py")
     }
     assert {k: v for k, v in sizes.items() if v > 500 and k != "vocab.py"} == {}
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, relative imports resolved, ``from a import b`` as ``a.b`` too."""
+    package = ".".join(("workbench", *path.relative_to(PACKAGE).parent.parts))
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(p for p in (base, node.module or "") if p)
+            out.add(module)
+            out.update(f"{module}.{a.name}" for a in node.names)
+    return out
+
+
+def test_only_extraction_imports_the_model_client() -> None:
+    """No model call at answer time: the LLM client is reachable only through extraction."""
+    importers = sorted(
+        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if "workbench.review.llm" in _imported_modules(p)
+    )
+    assert importers == ["review/extract.py"]

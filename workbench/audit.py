@@ -14,7 +14,6 @@ from workbench.ids import AUDIT_GRAPH, META_GRAPH, ONTOLOGY_GRAPH, QUEUE_GRAPH, 
 from workbench.store import Store
 from workbench.vocab import PREFIXES
 
-
 # Acts stamped with the same second still happen in this order.
 ORDER = {k: i for i, k in enumerate(["proposal", "approval", "import", "supersession", "retraction", "erasure"])}
 

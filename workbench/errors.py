@@ -12,6 +12,7 @@ the server and notebooks all report it the same way::
     │   └── Ambiguous              409  a name matches several entities
     ├── Forbidden                  403  the requester may not do or see this
     ├── Unsupported                501  a backend cannot do what was asked
+    ├── ModelUnavailable           502  the model server (extraction only) failed or gave a broken answer
     └── StoreUnavailable           503  the store cannot be reached, or is held by another process
 """
 
@@ -79,6 +80,14 @@ class Forbidden(WorkbenchError):
 
 class Unsupported(WorkbenchError):
     status = 501
+
+
+class ModelUnavailable(WorkbenchError):
+    """The model server an extraction talks to could not be reached, refused, timed out, or answered
+    something that is not a chat completion. Only ``workbench extract`` meets it: no model is ever
+    called at answer time. 502 because the fault lies upstream, not in the request."""
+
+    status = 502
 
 
 class StoreUnavailable(WorkbenchError):
