@@ -196,10 +196,13 @@ def test_merge_duplicates(team: Workbench) -> None:
     assert [c.id for c in team.candidates()] == ["c-1"]
 
 
-def test_two_curators_at_once_one_wins(team: Workbench) -> None:
-    as_user(team, "root").add_user("cleo", ["curator"])
+@pytest.mark.parametrize("round_", range(4))
+def test_curators_deciding_at_once_one_wins(team: Workbench, round_: int) -> None:
+    root = as_user(team, "root")
+    root.add_user("cleo", ["curator"])
+    root.add_user("cruz", ["curator"])
     as_user(team, "cora").propose([cand("c-1", "Ravi likes tea.", ["Ravi"])], Proposal("import", "x"))
-    barrier = threading.Barrier(2)
+    barrier = threading.Barrier(3)
     outcomes: dict[str, str] = {}
 
     def act(name: str, how: str) -> None:
@@ -214,20 +217,22 @@ def test_two_curators_at_once_one_wins(team: Workbench) -> None:
         except Conflict:
             outcomes[name] = "conflict"
 
-    threads = [threading.Thread(target=act, args=("cora", "approve")), threading.Thread(target=act, args=("cleo", "reject"))]
+    plan = [("cora", "approve"), ("cleo", "reject"), ("cruz", "approve")]
+    threads = [threading.Thread(target=act, args=p) for p in plan[round_ % 3:] + plan[: round_ % 3]]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert sorted(outcomes.values()) == ["conflict", "won"]
+    assert sorted(outcomes.values()) == ["conflict", "conflict", "won"]
     c = team.candidate("c-1")
     winner = next(n for n, o in outcomes.items() if o == "won")
     assert c.decided_by == winner
-    approvals = json.loads(team.sparql("PREFIX wb: <https://w3id.org/workbench/ns#> "
-                                       "SELECT (COUNT(?a) AS ?n) WHERE { GRAPH ?g { ?a a ?k FILTER(?k IN "
-                                       "(wb:Approval, wb:Rejection)) } }"))
-    assert approvals["results"]["bindings"][0]["n"]["value"] == "1"
+    acts = json.loads(team.sparql("PREFIX wb: <https://w3id.org/workbench/ns#> "
+                                  "SELECT (COUNT(?a) AS ?n) WHERE { GRAPH ?g { ?a a ?k FILTER(?k IN "
+                                  "(wb:Approval, wb:Rejection)) } }"))
+    assert acts["results"]["bindings"][0]["n"]["value"] == "1"
     assert (c.status == "approved") == (len([r for r in team.records() if r.id == "c-1"]) == 1)
+    assert not team.store.ask("ASK { GRAPH ?g { ?x <https://w3id.org/workbench/ns#claim> ?c } }")
 
 
 def test_erasing_an_approved_record_erases_its_candidate_copy(team: Workbench) -> None:
@@ -376,3 +381,31 @@ def test_the_audit_shows_every_act_on_a_record(team: Workbench) -> None:
     assert all("workbench-candidate" not in e.detail for e in team.audit("c-2"))
     with pytest.raises(NotFound):
         team.audit("never-was")
+
+
+def test_a_decision_landing_in_the_middle_of_another_loses(team: Workbench, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Force the race: while cora's approval is between its check and its write, cleo rejects.
+    Without the queue's claim both would land (Oxigraph does not refuse concurrent updates)."""
+    from workbench.review import claims
+
+    monkeypatch.setattr(claims, "ATTEMPTS", 3)
+    as_user(team, "root").add_user("cleo", ["curator"])
+    as_user(team, "cora").propose([cand("c-1", "Ravi likes tea.", ["Ravi"])], Proposal("import", "x"))
+    store = team.store
+    real_update = type(store).update
+    cleo: list[str] = []
+
+    def update(self: Any, text: str) -> None:
+        if "INSERT DATA" in text and "Approval" in text and not cleo:
+            cleo.append("tried")
+            try:
+                as_user(team, "cleo").reject(["c-1"], reason="dup")
+                cleo.append("won")
+            except Conflict:
+                cleo.append("conflict")
+        real_update(self, text)
+
+    monkeypatch.setattr(type(store), "update", update)
+    as_user(team, "cora").approve(["c-1"])
+    assert cleo == ["tried", "conflict"]
+    assert team.candidate("c-1").status == "approved" and team.record("c-1").confirmed_by == "cora"

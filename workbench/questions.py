@@ -33,14 +33,23 @@ class Questions:
     _rules: RuleSet | None
     _relation_labels: Relations | None
 
+    _rules_key: object = None  # what the cached rules were built from: rules_dir and the stored versions
+
     @property
     def rules(self) -> RuleSet:
-        """The rules in ``rules_dir``, loaded and checked once (syntax, shape, allowed
-        constructs, test cases). Raises ParseError/Invalid naming file, rule and line."""
-        if self._rules is None:
+        """The rules that answer: those in ``rules_dir``, except where the store holds a
+        signed-off version of a rule (its active version answers, or none once retired; see
+        :mod:`workbench.review.rulebook`). Loaded and checked (syntax, shape, allowed constructs,
+        test cases) again only when the files' place or the stored versions change. Raises
+        ParseError/Invalid naming file, rule and line."""
+        from workbench.review import rulebook
+
+        key = (self.rules_dir, rulebook.stamp(self.store))
+        if self._rules is None or key != self._rules_key:
             from workbench.rules import run_tests
 
-            rules = self.rule_files()
+            stored = rulebook.versions(self.store) if key[1] else []
+            rules = rulebook.effective(self.rule_files(), stored, self.relations())
             # Active rules must pass their tests to be used; drafts are checked by `rules check`.
             failed = [c for c in run_tests(RuleSet(rules.active())) if not c.passed]
             if failed:
@@ -49,7 +58,7 @@ class Questions:
                     f"rule {c.rule} fails its test {c.case!r}: missing {list(c.missing)}, unwanted {list(c.unwanted)}",
                     where=str(self.rules_dir),
                 )
-            self._rules = rules
+            self._rules, self._rules_key = rules, key
         return self._rules
 
     def rule_files(self) -> RuleSet:

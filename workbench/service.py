@@ -41,6 +41,7 @@ from workbench.model import Entity, ImportReport, Record, RecordType, Resolution
 from workbench.questions import Questions
 from workbench.relations import Relations
 from workbench.reviewing import Reviewing
+from workbench.rulereview import RuleReview
 from workbench.rules.model import RuleSet
 from workbench.store import Batch, Store, open_store
 from workbench.vocab import PREFIXES
@@ -70,7 +71,7 @@ def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class Workbench(Questions, Guesses, Reviewing):
+class Workbench(Questions, Guesses, Reviewing, RuleReview):
     """A memory store and everything people do with it."""
 
     def __init__(

@@ -420,9 +420,11 @@ def stats(wb: Workbench, as_json: bool) -> None:
 
 
 import workbench.cli.evaluate  # noqa: E402, F401  (registers eval)
+import workbench.cli.extract  # noqa: E402, F401  (registers extract)
 import workbench.cli.questions  # noqa: E402, F401  (registers ask, count, current, decision, rules)
 import workbench.cli.recall  # noqa: E402, F401  (registers recall, index)
 import workbench.cli.review  # noqa: E402, F401  (registers users, candidates, review)
+import workbench.cli.rulebook  # noqa: E402, F401  (registers rules propose, test, dry-run, signoff...)
 from workbench.bench.cli import bench  # noqa: E402  (the group lives beside the benchmarks)
 
 main.add_command(bench)

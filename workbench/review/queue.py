@@ -5,8 +5,8 @@ a fact: candidates live in their own graph (``urn:wb:graph:queue``), as the reco
 A curator approves a candidate (possibly edited): it is imported like any memory record, with
 the same validation, attributed to its source, to the extractor, and to the curator who
 confirmed it; rejects it with a reason (kept for the audit); or merges duplicates. Every
-decision is a PROV activity. A decision is a check-and-set on the candidate's status inside one
-SPARQL update, so two curators deciding the same candidate at once get one winner and one
+decision is a PROV activity. A decision checks that the candidates are still pending and writes,
+while holding a short claim on the queue, so two curators deciding the same candidate at once get one winner and one
 Conflict, and nothing is lost or written twice.
 
 Names in a candidate bind exactly, as in any import; a name that binds nothing must be named in
@@ -34,6 +34,7 @@ from workbench.ids import META_GRAPH, QUEUE_GRAPH, candidate_iri, id_from_iri, r
 from workbench.imports.records import RecordsPlanner
 from workbench.names import name_key
 from workbench.review import summaries
+from workbench.review.claims import holding
 from workbench.store import Store
 from workbench.store.base import data_block
 from workbench.vocab import PREFIXES, PROV, RDF, WB
@@ -331,19 +332,17 @@ def _pending(store: Store, ids: Sequence[str], doing: str) -> list[Candidate]:
 
 def _decide(store: Store, ids: Sequence[str], act: ox.NamedNode, status: ox.NamedNode, quads: list[ox.Quad],
             removals: Sequence[ox.Quad] = ()) -> None:
-    """One SPARQL update that lands only while every candidate is still pending: the check and
-    the change are one step, so of two curators deciding at once exactly one wins."""
+    """Write a decision on candidates that are all still pending, as one update, while holding
+    the queue's claim: Oxigraph does not stop two concurrent conditional updates from both
+    landing (see :mod:`workbench.review.claims`), so the check and the write happen inside the
+    claim, and of two curators deciding at once exactly one wins."""
     nodes = [candidate_iri(i) for i in ids]
     pending = [ox.Quad(n, WB.candidateStatus, WB.Pending, QUEUE_GRAPH) for n in nodes]
     quads = quads + [ox.Quad(n, WB.candidateStatus, status, QUEUE_GRAPH) for n in nodes]
-    where = " ".join(f"{n} wb:candidateStatus wb:Pending ." for n in nodes)
-    store.update(
-        PREFIXES + f"DELETE {{ {data_block([*pending, *removals])} }} INSERT {{ {data_block(quads)} }} "
-        f"WHERE {{ GRAPH {QUEUE_GRAPH} {{ {where} }} }}"
-    )
-    if not store.ask(PREFIXES + f"ASK {{ GRAPH {QUEUE_GRAPH} {{ {act} a ?kind }} }}"):
-        raise Conflict("someone else decided on these candidates first; nothing was changed: "
-                       f"see `workbench candidates show {ids[0]}`")
+    with holding(store, QUEUE_GRAPH, "the candidate queue", QUEUE_GRAPH):
+        _pending(store, ids, "decide on")  # again, now that no one else can decide
+        store.update(PREFIXES + f"DELETE DATA {{ {data_block([*pending, *removals])} }} ; "
+                     f"INSERT DATA {{ {data_block(quads)} }}")
 
 
 def approve(
