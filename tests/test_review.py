@@ -309,6 +309,11 @@ def test_cli_review_flow(tmp_path: Path) -> None:
     assert refused.exit_code == 1 and "Oslo" in refused.output  # all or nothing
     assert run(main, ["--store", store, "--as", "cora", "review", "approve", "c-1"]).exit_code == 0
     assert run(main, ["--store", store, "--as", "cora", "review", "approve", "c-2", "--create", "Oslo"]).exit_code == 0
+    path3 = jsonl(tmp_path / "c3.jsonl", [cand("c-3", "Prof. Lin moved.", ["Prof. Lin"])])
+    assert run(main, ["--store", store, "--as", "cora", "candidates", "import", str(path3)]).exit_code == 0
+    bound = run(main, ["--store", store, "--as", "cora", "review", "approve", "c-3", "--bind", "Prof. Lin=Professor Lin"])
+    assert bound.exit_code == 0, bound.output
+    assert "urn:wb:entity:professor-lin" in run(main, ["--store", store, "entities", "resolve", "Prof. Lin"]).output
     assert "approved" in run(main, ["--store", store, "candidates", "list", "--status", "all"]).output
     again = run(main, ["--store", store, "--as", "cora", "review", "reject", "c-1", "--reason", "x"])
     assert again.exit_code == 1 and "already approved" in again.output

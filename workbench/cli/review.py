@@ -129,10 +129,12 @@ def _chosen(wb: Workbench, ids: tuple[str, ...], all_: bool, text: str | None) -
 @click.option("--all", "all_", is_flag=True, help="Every pending candidate (with --text: those matching).")
 @click.option("--text", metavar="WORDS", help="With --all: only candidates whose statement contains these words.")
 @click.option("--create", multiple=True, metavar="NAME", help="Create a new entity for a name that binds nothing.")
+@click.option("--bind", multiple=True, metavar="NAME=ENTITY",
+              help="Bind a name to an existing entity first, by registering it as the entity's alias.")
 @click.option("--edit", type=click.Path(dir_okay=False, path_type=Path),
               help="With one ID: approve this JSON record (the candidate, edited) instead.")
 def review_approve(wb: Workbench, ids: tuple[str, ...], all_: bool, text: str | None, create: tuple[str, ...],
-                   edit: Path | None) -> None:
+                   bind: tuple[str, ...], edit: Path | None) -> None:
     """Approve candidates: each becomes a record, attributed to its source, the extractor and you.
     All or nothing. A name that binds nothing stops the approval until you --create it (or an
     alias binds it): never a fuzzy match.
@@ -142,8 +144,14 @@ def review_approve(wb: Workbench, ids: tuple[str, ...], all_: bool, text: str | 
       workbench --as cora review approve c-1a2b3c
       workbench --as cora review approve --all --text Atlas
       workbench --as cora review approve c-1a2b3c --edit fixed.json --create Berlin
+      workbench --as cora review approve c-1a2b3c --bind "Prof. Lin=Professor Lin"
     """
     chosen = _chosen(wb, ids, all_, text)
+    for pair in bind:
+        name, sep, entity = pair.partition("=")
+        if not sep or not name.strip() or not entity.strip():
+            raise Invalid(f"--bind takes NAME=ENTITY, not {pair!r}")
+        wb.add_alias(entity.strip(), name.strip())  # an attributed act of its own, before the approval
     edits = None
     if edit is not None:
         if len(chosen) != 1:
