@@ -89,6 +89,14 @@ def rules_dry_run(wb: Workbench, rule: str, version: int | None, as_json: bool) 
         click.echo(run.text())
 
 
+def _show(v: Version, as_json: bool) -> None:
+    """A rule version as JSON, or as its one line."""
+    if as_json:
+        _emit(v.to_json())
+    else:
+        click.echo(_line(v))
+
+
 @command(rules, "signoff")
 @click.argument("rule")
 @VERSION
@@ -102,11 +110,7 @@ def rules_signoff(wb: Workbench, rule: str, version: int | None, comment: str, a
 
     Example: workbench --as bob rules signoff inherit-kind --comment "narrower body, tests read"
     """
-    v = wb.signoff_rule(rule, comment=comment, version=version)
-    if as_json:
-        _emit(v.to_json())
-    else:
-        click.echo(_line(v))
+    _show(wb.signoff_rule(rule, comment=comment, version=version), as_json)
 
 
 @command(rules, "retire")
@@ -118,11 +122,7 @@ def rules_signoff(wb: Workbench, rule: str, version: int | None, comment: str, a
 def rules_retire(wb: Workbench, rule: str, version: int | None, reason: str, as_json: bool) -> None:
     """Withdraw RULE's active version from answering (kept for the audit). Needs the reviewer
     or admin role."""
-    v = wb.retire_rule(rule, reason=reason, version=version)
-    if as_json:
-        _emit(v.to_json())
-    else:
-        click.echo(_line(v))
+    _show(wb.retire_rule(rule, reason=reason, version=version), as_json)
 
 
 @command(rules, "history")
