@@ -74,7 +74,7 @@ def test_the_question_commands(run) -> None:  # type: ignore[no-untyped-def]
     then = json.loads(run("decision", "Project Atlas", "--as-of", "2026-03-01", "--json").output)
     assert then["tier"] == "derived" and then["findings"][0]["note"] == "d-atlas-region-1"
     assert "ok   inherit-kind v1" in run("rules", "check").output
-    assert "current-decision v1 [active]" in run("rules", "list").output
+    assert "current-decision v1 [active, answers]" in run("rules", "list").output
 
 
 def test_a_mistake_in_a_question_is_one_line_and_exit_1(run) -> None:  # type: ignore[no-untyped-def]

@@ -440,3 +440,21 @@ def test_rule_commands_have_help() -> None:
     for name in ("propose", "test", "dry-run", "signoff", "retire", "history", "export"):
         result = runner.invoke(main, ["rules", name, "--help"])
         assert result.exit_code == 0 and "Usage:" in result.output, name
+
+
+def test_rules_list_shows_stored_versions_and_which_answer(tmp_path: Path) -> None:
+    """`rules list` names where each version lives and whether it answers now."""
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    store = str(tmp_path / "m")
+    run = CliRunner().invoke
+    assert run(main, ["--store", store, "init", "--sample"]).exit_code == 0
+    assert run(main, ["--store", store, "--as", "root", "users", "add", "root", "--role", "admin"]).exit_code == 0
+    rule = tmp_path / "owner-needs.ttl"
+    rule.write_text(OWNER_NEEDS, encoding="utf-8")
+    assert run(main, ["--store", store, "--as", "root", "rules", "propose", str(rule)]).exit_code == 0
+    rows = {(r["id"], r["where"]): r for r in json.loads(run(main, ["--store", store, "rules", "list", "--json"]).output)}
+    assert rows[("owner-needs", "store")]["status"] == "proposed" and not rows[("owner-needs", "store")]["answers"]
+    assert [r["answers"] for (i, w), r in rows.items() if i == "inherit-kind"] == [True]  # the shipped file

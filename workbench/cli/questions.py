@@ -108,23 +108,31 @@ def decision(wb: Workbench, scope: str, as_of: str | None, as_json: bool) -> Non
 
 @main.group()
 def rules() -> None:
-    """The rules in rules/: list them, check them (syntax, shape, test cases)."""
+    """Rules: the reviewed files in rules/ and the versions stored by the lifecycle (propose, dry-run,
+    signoff, retire); list them, check them (syntax, shape, test cases)."""
 
 
 @command(rules, "list")
 @JSON
 def rules_list(wb: Workbench, as_json: bool) -> None:
-    """Each rule: id, version, status, author and what it says."""
+    """Each rule, in rules/ and stored versions: id, version, status, author, where it lives, and
+    whether it answers questions now (a signed-off stored version takes over from the file)."""
     found = wb.rule_files().rules  # drafts too, and listed even when a test fails
+    stored = wb.rule_versions()
+    answering = {(r.id, r.version) for r in wb.rules.rules}
+    rows = [{"id": r.id, "version": r.version, "status": r.status, "author": r.author, "reading": r.reading,
+             "kind": r.kind, "where": r.file, "tests": len(r.tests), "answers": (r.id, r.version) in answering}
+            for r in found]
+    rows += [{"id": v.id, "version": v.version, "status": v.status, "author": v.author, "reading": None,
+              "kind": None, "where": "store", "tests": None, "answers": (v.id, v.version) in answering}
+             for v in stored]
     if as_json:
-        _emit([
-            {"id": r.id, "version": r.version, "status": r.status, "author": r.author, "reading": r.reading,
-             "kind": r.kind, "file": r.file, "tests": len(r.tests)}
-            for r in found
-        ])
+        _emit(rows)
         return
-    for r in found:
-        click.echo(f"{r.id} v{r.version} [{r.status}] by {r.author} ({r.kind}, {len(r.tests)} tests)\n  {r.reading}")
+    for r in rows:
+        where = "store" if r["where"] == "store" else f"{r['kind']}, {r['tests']} tests"
+        click.echo(f"{r['id']} v{r['version']} [{r['status']}{', answers' if r['answers'] else ''}] by {r['author']}"
+                   f" ({where})" + (f"\n  {r['reading']}" if r["reading"] else ""))
 
 
 @command(rules, "check")
