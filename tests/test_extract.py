@@ -22,14 +22,16 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import FIXED_NOW, dump, free_port
+from tests.test_rulebook import people
 from workbench.cli import main
-from workbench.errors import Invalid, ModelUnavailable, NotFound
-from workbench.ids import QUEUE_GRAPH
+from workbench.errors import Forbidden, Invalid, ModelUnavailable, NotFound
+from workbench.ids import QUEUE_GRAPH, RULES_GRAPH
 from workbench.model import RecordType
 from workbench.relations import Relations
-from workbench.review import prompts
+from workbench.review import extract as extraction
+from workbench.review import prompts, rulebook
 from workbench.service import Workbench
-from workbench.vocab import PREFIXES
+from workbench.vocab import PREFIXES, WB_NS
 
 Behaviour = Callable[[BaseHTTPRequestHandler, dict[str, Any]], None]
 
@@ -44,8 +46,32 @@ DECISION = {"statement": "Project Atlas keeps customer data in the EU region.", 
             "span": "Project Atlas will keep   customer data in the EU region."}
 BIKE = {"statement": "Ravi owns a bike.", "type": "state", "about": ["Ravi"], "triples": [["Ravi", "owns", "bike"]],
         "span": "I also bought a bike last week."}
-RULE = {"turtle": "@prefix sh: <http://www.w3.org/ns/shacl#> .", "reading": "whoever buys a thing owns it",
-        "tests": []}
+# A rule as facts-v2 asks for it, except that it claims a human author (the model's claim must not stand).
+OWNER_NEEDS = """@prefix sh:      <http://www.w3.org/ns/shacl#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix wb:      <https://w3id.org/workbench/ns#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+@prefix rule:    <urn:wb:rule:> .
+
+rule:owner-needs a sh:NodeShape ;
+    sh:targetSubjectsOf wb:owns ;
+    sh:rule rule:owner-needs-v1 .
+
+rule:owner-needs-v1 a sh:SPARQLRule ;
+    dcterms:identifier "owner-needs" ;
+    wb:ruleVersion 1 ;
+    dcterms:creator "Dana Okafor" ;
+    wb:ruleStatus wb:Draft ;
+    wb:reading "If X owns T and T needs Y, then X needs Y." ;
+    sh:construct \"\"\"
+PREFIX wb: <https://w3id.org/workbench/ns#>
+CONSTRUCT { $this wb:needs ?y } WHERE { $this wb:owns ?t . ?t wb:needs ?y }\"\"\" ;
+    wb:testCase [
+        rdfs:label "an owner needs what the thing owned needs" ;
+        wb:given \"\"\"e:me wb:owns e:car . e:car wb:needs e:gas .\"\"\" ;
+        wb:expect \"\"\"e:me wb:needs e:gas .\"\"\" ] .
+"""
+RULE = {"turtle": OWNER_NEEDS, "reading": "whoever owns a thing needs what it needs"}
 
 
 # ---------------------------------------------------------------------- the server
@@ -174,7 +200,7 @@ def _new_quads(before: bytes, after: bytes) -> list[bytes]:
 
 
 def test_good_answer_is_queued_not_recorded(bench: Workbench, llm: ChatServer, tmp_path: Path) -> None:
-    llm.answer(says({"facts": [DECISION, BIKE], "rules": [RULE]}))
+    llm.answer(says({"facts": [DECISION, BIKE], "rules": []}))
     path = chat_file(tmp_path)
     records = [r.to_json() for r in bench.records()]
     asked = bench.ask("Ravi", "owns").to_json()
@@ -183,9 +209,8 @@ def test_good_answer_is_queued_not_recorded(bench: Workbench, llm: ChatServer, t
     report = extract(bench, llm, path, api_key="sekrit")
 
     assert report.ok and report.rejected == () and len(report.queued) == 2 and report.chunks == 1
-    assert report.rules_note == ("1 candidate rules returned; proposing rules from extraction comes with the rule "
-                                 "lifecycle")
-    assert report.to_json()["rules"] == [{"from": f"{path} chunk 1", **RULE}]
+    assert report.rules == report.rules_proposed == report.rules_rejected == ()
+    assert report.to_json()["rules_proposed"] == [] and "0 rule versions proposed" in report.summary()
     # Only the queue graph grew: no fact, no record, no answer changed.
     assert all(b"<urn:wb:graph:queue>" in q for q in _new_quads(before, dump(bench.store)))
     assert [r.to_json() for r in bench.records()] == records
@@ -195,7 +220,7 @@ def test_good_answer_is_queued_not_recorded(bench: Workbench, llm: ChatServer, t
     assert set(cands) == {DECISION["statement"], BIKE["statement"]} and sorted(report.queued) == sorted(
         c.id for c in cands.values())
     dana = cands[DECISION["statement"]]
-    assert dana.status == "pending" and dana.model == "extractor-small" and dana.prompt_version == "facts-v1"
+    assert dana.status == "pending" and dana.model == "extractor-small" and dana.prompt_version == "facts-v2"
     assert dana.span == DECISION["span"] and dana.proposed_by == "model:extractor-small"
     assert dana.record["source"] == {"id": "chat.jsonl#1", "said_by": "Dana Okafor", "captured_at":
                                      "2026-06-01T11:00:00Z", "text": CHAT[0]["text"], "locator": "chat.jsonl:1"}
@@ -208,7 +233,7 @@ def test_good_answer_is_queued_not_recorded(bench: Workbench, llm: ChatServer, t
     body = req["body"]
     assert body["model"] == "extractor-small" and body["temperature"] == 0
     assert body["response_format"] == {"type": "json_object"} and body["stream"] is False
-    version = prompts.load("facts-v1")
+    version = prompts.load(prompts.DEFAULT)
     types = ", ".join(t.value for t in RecordType)
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert body["messages"][0]["content"] == version.system.replace("{types}", types)
@@ -220,7 +245,7 @@ def test_good_answer_is_queued_not_recorded(bench: Workbench, llm: ChatServer, t
         ?act a wb:Proposal ; prov:used ?used ; wb:promptVersion ?pv ; wb:recordDigest ?digest ;
              wb:extractedBy ?model ; prov:startedAtTime ?at }} }}""")
     assert [(r["used"].value, r["pv"].value, r["digest"].value, r["model"].value, r["at"].value)  # type: ignore[union-attr]
-            for r in rows] == [(str(path), "facts-v1", hashlib.sha256(path.read_bytes()).hexdigest(),
+            for r in rows] == [(str(path), "facts-v2", hashlib.sha256(path.read_bytes()).hexdigest(),
                                 "urn:wb:agent:model:extractor-small", "2026-11-30T12:00:00Z")]
 
     again = extract(bench, llm, path, api_key="sekrit")  # the same answer again: nothing new, no conflict
@@ -294,6 +319,120 @@ def test_one_bad_transcript_queues_nothing_from_the_run(bench: Workbench, llm: C
     assert not report.ok and report.queued == () and dump(bench.store) == before
     assert report.rejected == (f"{bad} chunk 1: facts[0]: its span is not in the transcript it was shown: "
                                "'I sold my bike'",)
+
+
+# ---------------------------------------------------------------------- rules: proposed by a person, authored by the model
+
+
+def test_rules_become_proposed_versions_by_the_model(bench: Workbench, llm: ChatServer, tmp_path: Path) -> None:
+    as_ = people(bench.store)  # root (admin), alice (curator), bob (reviewer), ...
+    alice = as_("alice")
+    llm.answer(says({"facts": [BIKE], "rules": [RULE]}))
+    path = chat_file(tmp_path)
+    asked = alice.ask("me", "needs").to_json()
+    before = dump(bench.store)
+
+    report = extract(alice, llm, path)
+
+    assert report.ok and report.rules_proposed == (("owner-needs", 1),) and report.rules_rejected == ()
+    assert report.to_json()["rules"] == [{"from": f"{path} chunk 1", **RULE}]
+    assert "1 rule versions proposed" in report.summary() and "  owner-needs v1" in report.summary()
+    new = _new_quads(before, dump(bench.store))
+    assert all(b"<urn:wb:graph:queue>" in q or f"{RULES_GRAPH}".encode() in q for q in new)
+    # The fact is a pending candidate; the rule a proposed version by the model, proposed by alice.
+    (cand,) = alice.candidates()
+    assert cand.status == "pending" and cand.record["statement"] == BIKE["statement"]
+    (v,) = alice.rule_versions("owner-needs")
+    assert (v.status, v.author, v.proposed.who) == ("proposed", "model:extractor-small", "alice")
+    assert 'dcterms:creator "model:extractor-small"' in v.text and "Dana Okafor" not in v.text
+    rows = bench.store.select(f"""PREFIX wb: <https://w3id.org/workbench/ns#> PREFIX prov: <http://www.w3.org/ns/prov#>
+        SELECT ?model ?pv ?used ?digest WHERE {{ GRAPH {RULES_GRAPH} {{ <{v.iri}> prov:wasGeneratedBy ?act .
+        ?act a wb:RuleProposal ; wb:extractedBy ?model ; wb:promptVersion ?pv ; prov:used ?used ;
+             wb:recordDigest ?digest }} }}""")
+    assert [(r["model"].value, r["pv"].value, r["used"].value, r["digest"].value) for r in rows] == [  # type: ignore[union-attr]
+        ("urn:wb:agent:model:extractor-small", "facts-v2", str(path), hashlib.sha256(path.read_bytes()).hexdigest())]
+    # Proposed: not used by answers.
+    assert "owner-needs" not in [r.id for r in alice.rules.active()]
+    assert alice.ask("me", "needs").to_json() == asked
+
+    # The same answer again: nothing new.
+    again = extract(alice, llm, path)
+    assert again.ok and again.queued == () and again.rules_proposed == ()
+
+    # Four eyes: neither the proposer nor the model signs off; a reviewer does, and then it answers.
+    with pytest.raises(Forbidden, match="cannot sign off"):
+        alice.signoff_rule("owner-needs", comment="mine")
+    as_("root").add_user("model:extractor-small", ["reviewer"])
+    with pytest.raises(Forbidden, match="cannot sign off their own rule owner-needs v1"):
+        as_("model:extractor-small").signoff_rule("owner-needs", comment="looks right to me")
+    signed = as_("bob").signoff_rule("owner-needs", comment="read the test case and the dry run")
+    assert signed.status == "active" and signed.signed_off is not None and signed.signed_off.who == "bob"
+    bob = as_("bob")
+    assert "owner-needs" in [r.id for r in bob.rules.active()]
+    assert bob.ask("me", "needs").to_json() != asked
+
+
+BAD_RULES = [
+    (OWNER_NEEDS.replace("rule:owner-needs-v1 .", "rule:owner-needs-v1", 1), "Turtle syntax error"),
+    (OWNER_NEEDS.replace("WHERE { $this wb:owns ?t .", "WHERE { $this wb:owns ?t . OPTIONAL { ?t wb:has ?z } ."),
+     "OPTIONAL"),
+    (OWNER_NEEDS[:OWNER_NEEDS.index("    wb:testCase")].rstrip().removesuffix(";") + " .\n", "a rule needs test cases"),
+    (OWNER_NEEDS.replace("CONSTRUCT { $this wb:needs ?y }", "CONSTRUCT { $this wb:craves ?y }"),
+     "not a relation rules may conclude"),
+    (OWNER_NEEDS.replace('"owner-needs" ;', '"inherit-kind" ;'), "version 1 of inherit-kind exists in the rules"),
+]
+
+
+@pytest.mark.parametrize(("turtle", "reason"), BAD_RULES, ids=["syntax", "optional", "no-tests", "relation", "taken"])
+def test_a_bad_rule_rejects_the_run(bench: Workbench, llm: ChatServer, tmp_path: Path, turtle: str,
+                                    reason: str) -> None:
+    alice = people(bench.store)("alice")
+    llm.answer(says({"facts": [BIKE], "rules": [RULE, {"turtle": turtle, "reading": "x"}]}))
+    path = chat_file(tmp_path)
+    before = dump(bench.store)
+    report = extract(alice, llm, path)
+    assert not report.ok and report.queued == () and report.rules_proposed == ()
+    assert len(report.rejected) == len(report.rules_rejected) == 1 and report.rejected == report.rules_rejected
+    assert report.rejected[0].startswith(f"{path} chunk 1: rules[1]") and reason in report.rejected[0], report.rejected
+    assert dump(bench.store) == before and alice.candidates() == [] and alice.rule_versions() == []
+
+
+def test_two_different_rules_under_one_version_reject_the_run(bench: Workbench, llm: ChatServer,
+                                                              tmp_path: Path) -> None:
+    alice = people(bench.store)("alice")
+    other = {"turtle": OWNER_NEEDS.replace("Y, then X needs Y.", "Y, X needs Y too."), "reading": "x"}
+    llm.answer(says({"facts": [], "rules": [RULE, RULE, other]}))
+    before = dump(bench.store)
+    report = extract(alice, llm, chat_file(tmp_path))
+    assert report.rules_rejected == (f"{tmp_path / 'chat.jsonl'} chunk 1: rules[2]: rule owner-needs version 1 is "
+                                     "given twice with different content",)
+    assert dump(bench.store) == before
+
+
+@pytest.mark.parametrize("who", ["tester", "viewer"])
+def test_rules_need_a_proposer_who_may_propose(bench: Workbench, llm: ChatServer, tmp_path: Path, who: str) -> None:
+    as_ = people(bench.store)
+    as_("root").add_user("viewer", ["viewer"])
+    llm.answer(says({"facts": [BIKE], "rules": [RULE]}))
+    before = dump(bench.store)
+    with pytest.raises(Forbidden, match="propose rules") as err:
+        extract(as_(who), llm, chat_file(tmp_path))
+    assert ("needs the curator role" in err.value.message) == (who == "viewer")
+    assert dump(bench.store) == before
+    llm.answer(says({"facts": [BIKE]}))  # without rules, anyone may run an extraction, as before
+    assert extract(as_(who), llm, chat_file(tmp_path)).queued
+
+
+def test_authored_replaces_a_claimed_author_and_adds_a_missing_one() -> None:
+    model = "model:m"
+    plain = OWNER_NEEDS.replace('    dcterms:creator "Dana Okafor" ;\n', "")
+    assert rulebook.parse_text(extraction.authored(plain, model), "x", frozenset({WB_NS + "needs"}))[0].author == model
+    for claim in ('dcterms:creator """Dana"""', "dcterms:creator 'Dana'@en", 'dcterms:creator "Da\\"na"'):
+        text = extraction.authored(OWNER_NEEDS.replace('dcterms:creator "Dana Okafor"', claim), model)
+        assert "Dana" not in text and rulebook.parse_text(text, "x", frozenset({WB_NS + "needs"}))[0].author == model
+    commented = OWNER_NEEDS.replace("rule:owner-needs a", '# dcterms:creator "Dana" is in a comment\nrule:owner-needs a')
+    assert '# dcterms:creator "Dana" is in a comment' in extraction.authored(commented, model)
+    assert extraction.authored("not turtle", model) == "not turtle"
 
 
 # ---------------------------------------------------------------------- bad answers: rejected, nothing changes
@@ -406,7 +545,7 @@ def test_bad_transcripts_ask_nothing(bench: Workbench, llm: ChatServer, tmp_path
 
 def test_prompt_versions_are_fixed(bench: Workbench, llm: ChatServer, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(NotFound, match="no prompt version 'facts-v9'; known: facts-v1"):
+    with pytest.raises(NotFound, match="no prompt version 'facts-v9'; known: facts-v1, facts-v2"):
         extract(bench, llm, chat_file(tmp_path), prompt="facts-v9")
     edited = tmp_path / "prompts"
     edited.mkdir()
@@ -414,7 +553,7 @@ def test_prompt_versions_are_fixed(bench: Workbench, llm: ChatServer, tmp_path: 
     (edited / "facts-v1.md").write_text(text.replace("Only what is said.", "Anything goes."), encoding="utf-8")
     monkeypatch.setattr(prompts, "PROMPTS_DIR", edited)
     with pytest.raises(Invalid, match="prompt facts-v1 was edited"):
-        extract(bench, llm, chat_file(tmp_path))
+        extract(bench, llm, chat_file(tmp_path), prompt="facts-v1")
     assert llm.requests == []
 
 
@@ -429,14 +568,14 @@ def _store(tmp_path: Path) -> Path:
 
 def test_cli_extract_json(llm: ChatServer, tmp_path: Path) -> None:
     store, path = _store(tmp_path), chat_file(tmp_path)
-    llm.answer(says({"facts": [DECISION], "rules": [RULE]}))
+    llm.answer(says({"facts": [DECISION]}))
     args = ["--store", str(store), "--as", "tester", "extract", str(path), "--json"]
     env = {"WORKBENCH_LLM_URL": llm.url, "WORKBENCH_LLM_MODEL": "small", "WORKBENCH_LLM_KEY": "k1"}
     result = CliRunner().invoke(main, args, env=env)
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    assert out["ok"] and len(out["queued"]) == 1 and out["model"] == "small" and out["prompt_version"] == "facts-v1"
-    assert out["rules_note"].startswith("1 candidate rules returned")
+    assert out["ok"] and len(out["queued"]) == 1 and out["model"] == "small" and out["prompt_version"] == "facts-v2"
+    assert out["rules"] == out["rules_proposed"] == out["rules_rejected"] == []
     assert llm.requests[0]["headers"]["Authorization"] == "Bearer k1"
     with Workbench.open(store, user="tester") as wb:
         assert [c.id for c in wb.candidates()] == out["queued"]

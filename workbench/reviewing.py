@@ -16,10 +16,11 @@ from workbench.access.users import Role, User
 from workbench.audit import Event
 from workbench.errors import Invalid
 from workbench.review import extract as extraction
-from workbench.review import queue, summaries
+from workbench.review import prompts, queue, summaries
 from workbench.review.extract import ExtractReport
 from workbench.review.queue import Candidate, Checks, Proposal
 from workbench.review.summaries import Summary
+from workbench.rules.model import RuleSet
 from workbench.store import Store
 
 
@@ -30,6 +31,8 @@ class Reviewing:
     user: str
     now: Callable[[], str]  # Workbench's clock, as an ISO time
     _records_changed: Callable[[], None]  # Guesses': indexes catch up after records change
+    relations: Callable[[], frozenset[str]]  # Questions': what rules may conclude
+    rule_files: Callable[[], RuleSet]  # Questions': the rules in the rules directory
 
     # ------------------------------------------------------------------ users
 
@@ -64,19 +67,24 @@ class Reviewing:
         llm_url: str,
         model: str,
         api_key: str | None = None,
-        prompt: str = "facts-v1",
+        prompt: str = prompts.DEFAULT,
         timeout: float = 60.0,
     ) -> ExtractReport:
         """Ask a model (any OpenAI-compatible chat-completions server) for candidate facts in
         transcripts (.txt, .md, .jsonl) and queue them for a curator; never into the fact store.
-        All or nothing: an answer that fails validation is reported in ``rejected`` and nothing
-        is queued. ``api_key`` None takes $WORKBENCH_LLM_KEY. See :mod:`workbench.review.extract`.
+        Rules in its answers become proposed rule versions by the model, proposed by this user,
+        pending a reviewer's sign-off. All or nothing: an answer that fails validation is reported
+        in ``rejected`` and nothing is queued or proposed. ``api_key`` None takes
+        $WORKBENCH_LLM_KEY. See :mod:`workbench.review.extract`.
 
         Raises Invalid (a transcript, the URL), NotFound (an unknown prompt version),
-        ModelUnavailable (the model server failed, with why), Conflict (a queue race).
+        ModelUnavailable (the model server failed, with why), Forbidden (the answers hold rules
+        and this user may not propose rules), Conflict (a queue or rule race).
         """
         chat = extraction.connect(llm_url, model, api_key=api_key, timeout=timeout)
-        return extraction.run(self.store, [Path(p) for p in paths], chat=chat, prompt=prompt, propose=self.propose)
+        return extraction.run(self.store, [Path(p) for p in paths], chat=chat, prompt=prompt, propose=self.propose,
+                              actor=self.user, now=self.now(), rule_relations=self.relations(),
+                              rule_files=self.rule_files())
 
     def candidates(self, *, status: str | None = "pending", text: str | None = None) -> list[Candidate]:
         return queue.list_candidates(self.store, status=status, text=text)

@@ -7,7 +7,7 @@ import sys
 import click
 
 from workbench.cli import _emit, command, main
-from workbench.review.prompts import VERSIONS
+from workbench.review.prompts import DEFAULT, VERSIONS
 from workbench.service import Workbench
 
 
@@ -20,18 +20,19 @@ from workbench.service import Workbench
               help="The model name the server knows.")
 @click.option("--api-key", envvar="WORKBENCH_LLM_KEY", show_envvar=True, metavar="KEY",
               help="Sent as a bearer token (local servers usually need none).")
-@click.option("--prompt", type=click.Choice(sorted(VERSIONS)), default="facts-v1", show_default=True,
+@click.option("--prompt", type=click.Choice(sorted(VERSIONS)), default=DEFAULT, show_default=True,
               help="The prompt version; candidates record it.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
               metavar="S", help="Seconds allowed for each model answer, in total.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def extract(wb: Workbench, transcripts: tuple[str, ...], llm_url: str, model: str, api_key: str | None, prompt: str,
             timeout: float, as_json: bool) -> None:
-    """Propose candidate facts from TRANSCRIPT files (.txt, .md, .jsonl) with a model.
+    """Propose candidate facts and rules from TRANSCRIPT files (.txt, .md, .jsonl) with a model.
 
-    Candidates go to the review queue, never into the fact store; a curator approves them. Every
-    fact must quote the transcript (its span); one bad answer rejects the run and nothing is
-    queued. Exits 1 when answers were rejected.
+    Candidates go to the review queue, never into the fact store; a curator approves them. Rules
+    become proposed rule versions authored by the model, with you as proposer (a curator), for a
+    reviewer to sign off. Every fact must quote the transcript (its span) and every rule must load;
+    one bad answer rejects the run and nothing is queued. Exits 1 when answers were rejected.
 
     \b
     Example:

@@ -8,10 +8,11 @@ quote the text it came from (``span``), and that text must be in the piece the m
 record (the queue's own checks) whose relations the store knows. One failure anywhere rejects the
 whole run, with every reason found, and nothing is queued: a curator never sees half an answer.
 
-Accepted facts become candidates (pending, with their span, the model, the prompt version and
-the transcript's SHA-256 in PROV-O) through the ``propose`` callback, one proposal per transcript.
-They are not facts until a curator approves them. Candidate rules in an answer are reported, not
-queued: proposing rules from extraction comes with the rule lifecycle.
+Accepted facts become pending candidates (with their span, the model, the prompt version and the
+transcript's SHA-256 in PROV-O) through ``propose``, one proposal per transcript, until a curator
+approves them. Each rule in an answer (Turtle) gets the model as its only author, must load like a
+rule file, and becomes a proposed version (:func:`workbench.review.rulebook.propose`) whose
+proposer is the person running the extraction: a third person signs it off.
 
 Transcripts: plain text (``.txt``) and Markdown (``.md``), whose turns are paragraphs, and JSON
 Lines (``.jsonl``), one turn a line: ``{"speaker": ..., "time": ..., "text": ...}``. Long ones are
@@ -26,25 +27,32 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import Invalid, ModelUnavailable
+import pyoxigraph as ox
+
+from workbench.errors import Invalid, ModelUnavailable, WorkbenchError
 from workbench.jsonl import instant
 from workbench.model import RecordType
 from workbench.relations import Relations, negated
-from workbench.review import prompts, queue
+from workbench.review import prompts, queue, rulebook
 from workbench.review.llm import Chat, OpenAIChat, Reply
 from workbench.review.queue import Proposal
+from workbench.rules.model import Rule, RuleSet
 from workbench.store import Store
+from workbench.vocab import DCTERMS, SH
 
 CHUNK_CHARS = 6000
 SUFFIXES = {".txt": "text", ".md": "text", ".markdown": "text", ".jsonl": "turns"}
 TURN_KEYS = ("speaker", "time", "text")
-RULES_NOTE = "proposing rules from extraction comes with the rule lifecycle"
+_VALUE = r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
+# Strings, IRIs and comments are skipped whole; outside them, each author's value is replaced.
+_AUTHOR = re.compile(rf"({_VALUE}|<[^>\s]*>|#[^\n]*)|(dcterms:creator\s+)(?:{_VALUE})")
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?)?")
 
 Propose = Callable[[Sequence[dict[str, Any]], Proposal], list[str]]
@@ -139,13 +147,10 @@ def _turns(text: str, path: Path) -> list[Turn]:
 
 
 def _is_time(value: Any) -> bool:
-    if not isinstance(value, str) or not _TIME.fullmatch(value):
-        return False
     try:
-        instant(value)
+        return isinstance(value, str) and bool(_TIME.fullmatch(value)) and instant(value) is not None
     except ValueError:
         return False
-    return True
 
 
 def _pieces(turn: Turn, limit: int) -> Iterator[Turn]:
@@ -231,15 +236,10 @@ def _source(transcript: Transcript, turns: Sequence[Turn]) -> dict[str, Any]:
     numbers = sorted({t.number for t in turns})
     texts = list({t.number: t.whole or t.text for t in turns}.values())
     speakers = {t.speaker for t in turns}
-    source: dict[str, Any] = {
-        "id": f"{transcript.name}#{numbers[0]}" + (f"-{numbers[-1]}" if len(numbers) > 1 else ""),
-        "said_by": speakers.pop() if len(speakers) == 1 and None not in speakers else "unknown",
-        "text": "\n\n".join(texts),
-        "locator": f"{transcript.name}:{turns[0].line}",
-    }
-    if turns[0].time:
-        source["captured_at"] = turns[0].time
-    return source
+    return {"id": f"{transcript.name}#{numbers[0]}" + (f"-{numbers[-1]}" if len(numbers) > 1 else ""),
+            "said_by": speakers.pop() if len(speakers) == 1 and None not in speakers else "unknown",
+            "text": "\n\n".join(texts), "locator": f"{transcript.name}:{turns[0].line}",
+            **({"captured_at": turns[0].time} if turns[0].time else {})}
 
 
 def _parse(reply: Reply, prompt: prompts.PromptVersion) -> tuple[list[Any], list[Any]]:
@@ -258,12 +258,10 @@ def _parse(reply: Reply, prompt: prompts.PromptVersion) -> tuple[list[Any], list
     extra = sorted(set(data) - set(required) - set(optional))
     if extra:
         raise _Rejected(f"the answer has unknown field {extra[0]!r} (allowed: {', '.join(required + optional)})")
-    facts, rules = data["facts"], data.get("rules")
-    rules = [] if rules is None else rules
-    if not isinstance(facts, list):
-        raise _Rejected("'facts' must be a list")
-    if not isinstance(rules, list):
-        raise _Rejected("'rules' must be a list")
+    facts, rules = data["facts"], [] if data.get("rules") is None else data["rules"]
+    for key, value in (("facts", facts), ("rules", rules)):
+        if not isinstance(value, list):
+            raise _Rejected(f"{key!r} must be a list")
     r_required, r_optional = prompts.keys(prompt.rule)
     for i, rule in enumerate(rules):
         _check_fields(rule, r_required, r_optional, f"rules[{i}]")
@@ -330,8 +328,7 @@ def candidate(
 
 @dataclass(frozen=True)
 class ExtractReport:
-    """What a run did. ``rejected`` lists every reason an answer could not be used; when it is
-    not empty nothing was queued. Candidate rules are reported, never dropped unseen."""
+    """What a run did. With any reason in ``rejected`` (and ``rules_rejected``), nothing was written."""
 
     files: tuple[str, ...]
     chunks: int
@@ -340,31 +337,29 @@ class ExtractReport:
     facts: tuple[str, ...] = ()  # candidate ids the answers gave, in order
     queued: tuple[str, ...] = ()  # newly queued (a candidate queued before is left as it was)
     rejected: tuple[str, ...] = ()
-    rules: tuple[dict[str, Any], ...] = ()
+    rules: tuple[dict[str, Any], ...] = ()  # the rules the answers gave
+    rules_proposed: tuple[tuple[str, int], ...] = ()  # (rule id, version) newly proposed
+    rules_rejected: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return not self.rejected
 
-    @property
-    def rules_note(self) -> str:
-        return f"{len(self.rules)} candidate rules returned; {RULES_NOTE}"
-
     def summary(self) -> str:
         head = f"{len(self.files)} transcripts, {self.chunks} chunks, model {self.model}, prompt {self.prompt_version}"
         if self.rejected:
-            lines = [f"{head}: rejected, nothing was queued:", *(f"  {r}" for r in self.rejected)]
-        else:
-            before = len(self.facts) - len(self.queued)
-            lines = [f"{head}: {len(self.queued)} candidates queued" + (f", {before} already queued" if before else "")]
-            lines += [f"  {i}" for i in self.queued]
-        return "\n".join([*lines, self.rules_note])
+            return "\n".join([f"{head}: rejected, nothing was queued:", *(f"  {r}" for r in self.rejected)])
+        before = f", {len(self.facts) - len(self.queued)} already queued" if len(self.facts) > len(self.queued) else ""
+        return "\n".join([f"{head}: {len(self.queued)} candidates queued{before}", *(f"  {i}" for i in self.queued),
+                          f"{len(self.rules_proposed)} rule versions proposed, pending a reviewer's sign-off "
+                          f"({len(self.rules)} rules returned)", *(f"  {r} v{n}" for r, n in self.rules_proposed)])
 
     def to_json(self) -> dict[str, Any]:
         return {"files": list(self.files), "chunks": self.chunks, "model": self.model,
                 "prompt_version": self.prompt_version, "ok": self.ok, "facts": list(self.facts),
                 "queued": list(self.queued), "rejected": list(self.rejected), "rules": list(self.rules),
-                "rules_note": self.rules_note}
+                "rules_proposed": [{"id": i, "version": n} for i, n in self.rules_proposed],
+                "rules_rejected": list(self.rules_rejected)}
 
 
 def connect(url: str, model: str, *, api_key: str | None = None, timeout: float = 60.0) -> Chat:
@@ -372,10 +367,14 @@ def connect(url: str, model: str, *, api_key: str | None = None, timeout: float 
     return OpenAIChat(url, model, api_key=api_key, timeout=timeout)
 
 
-def run(store: Store, paths: Sequence[Path], *, chat: Chat, prompt: str, propose: Propose) -> ExtractReport:
-    """Extract candidates from transcripts with ``chat`` and queue them through ``propose``, all
-    or nothing. Raises Invalid (a transcript, an unknown or edited prompt) before the model is
-    asked anything, ModelUnavailable when the model server fails; in both cases nothing is queued."""
+def run(
+    store: Store, paths: Sequence[Path], *, chat: Chat, prompt: str, propose: Propose, actor: str, now: str,
+    rule_relations: frozenset[str], rule_files: RuleSet,
+) -> ExtractReport:
+    """Extract candidates from transcripts with ``chat``, queue them through ``propose`` and propose
+    their rules as ``actor``, all or nothing. Raises Invalid (a transcript, an unknown or edited prompt)
+    before the model is asked anything, ModelUnavailable when the model server fails, Forbidden when the
+    answers hold rules ``actor`` may not propose; in each case nothing is queued or proposed."""
     if not paths:
         raise Invalid("name at least one transcript")
     version = prompts.load(prompt)
@@ -384,7 +383,7 @@ def run(store: Store, paths: Sequence[Path], *, chat: Chat, prompt: str, propose
     types = ", ".join(t.value for t in RecordType)
     found: dict[str, tuple[int, dict[str, Any]]] = {}  # candidate id -> (transcript index, record)
     rejected: list[str] = []
-    rules: list[dict[str, Any]] = []
+    said: list[tuple[int, str, dict[str, Any]]] = []  # (transcript index, where, rule)
     total = 0
     for index, tr in enumerate(transcripts):
         pieces = chunks(tr.turns)
@@ -403,7 +402,7 @@ def run(store: Store, paths: Sequence[Path], *, chat: Chat, prompt: str, propose
             except _Rejected as exc:
                 rejected.append(f"{here}: {exc}")
                 continue
-            rules += [{"from": here, **r} for r in said_rules]
+            said += [(index, f"{here}: rules[{i}]", r) for i, r in enumerate(said_rules)]
             for i, fact in enumerate(facts):
                 try:
                     rec = candidate(fact, tr, chunk, where=f"facts[{i}]", prompt=version, relations=relations)
@@ -416,18 +415,27 @@ def run(store: Store, paths: Sequence[Path], *, chat: Chat, prompt: str, propose
                                     "but a different record")
                 found.setdefault(rec["id"], (index, rec))
     rejected += _taken(store, [rec for _, rec in found.values()])
+    texts, bad_rules = _rule_texts(store, said, f"model:{chat.model}", actor, rule_relations, rule_files)
+    rejected += bad_rules
+    rules = tuple({"from": where.rsplit(": rules[", 1)[0], **r} for _, where, r in said)
     report = ExtractReport(tuple(str(p) for p in paths), total, chat.model, version.id, tuple(found),
-                           rejected=tuple(rejected), rules=tuple(rules))
+                           rejected=tuple(rejected), rules=rules, rules_rejected=tuple(bad_rules))
     if rejected:
         return report
+    vias = [Proposal("extraction", str(p), model=chat.model, prompt_version=version.id, input_digest=tr.digest)
+            for p, tr in zip(paths, transcripts, strict=True)]
     queued: list[str] = []
-    for index, tr in enumerate(transcripts):
+    for index, via in enumerate(vias):
         mine = [rec for i, rec in found.values() if i == index]
-        if mine:
-            via = Proposal("extraction", str(paths[index]), model=chat.model, prompt_version=version.id,
-                           input_digest=tr.digest)
-            queued += propose(mine, via)
-    return replace(report, queued=tuple(queued))
+        queued += propose(mine, via) if mine else []
+    proposed: list[tuple[str, int]] = []
+    with tempfile.TemporaryDirectory(prefix="workbench-extract-") as tmp:
+        for n, (index, text) in enumerate(texts, 1):
+            (path := Path(tmp) / f"rule-{n}.ttl").write_text(text, encoding="utf-8")
+            done = rulebook.propose(store, path, actor=actor, now=now, relations=rule_relations, files=rule_files,
+                                    via=vias[index])
+            proposed += [(p.id, p.version) for p in done if p.outcome == "proposed"]
+    return replace(report, queued=tuple(queued), rules_proposed=tuple(proposed))
 
 
 def _without_span(record: dict[str, Any]) -> dict[str, Any]:
@@ -435,8 +443,7 @@ def _without_span(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _taken(store: Store, records: Sequence[dict[str, Any]]) -> list[str]:
-    """Candidates already queued under the same id with other content: checked for every
-    transcript before any is proposed, so the run stays all or nothing."""
+    """Candidates queued before under the same id with other content (checked before any is proposed)."""
     if not records:
         return []
     old = {c.id: c for c in queue.list_candidates(store, ids=[r["id"] for r in records])}
@@ -446,3 +453,47 @@ def _taken(store: Store, records: Sequence[dict[str, Any]]) -> list[str]:
         if was is not None and was.record != _without_span(rec):
             out.append(f"candidate {rec['id']} is already queued ({was.status}) with other content")
     return out
+
+
+def _rule_texts(store: Store, said: Sequence[tuple[int, str, dict[str, Any]]], author: str, actor: str,
+                relations: frozenset[str], files: RuleSet) -> tuple[list[tuple[int, str]], list[str]]:
+    """Each rule's Turtle with ``author`` as its author, checked as ``rules propose`` would: (transcript
+    index, text) to propose, and why others cannot be. Raises Forbidden unless ``actor`` may propose."""
+    if not said:
+        return [], []
+    rulebook.may_propose(store, actor)
+    out: list[tuple[int, str]] = []
+    problems: list[str] = []
+    seen: dict[tuple[str, int], Rule] = {}
+    stored = rulebook.versions(store)
+    for index, where, said_rule in said:
+        text = authored(said_rule["turtle"], author)
+        try:
+            loaded = rulebook.parse_text(text, where, relations)
+            for r in loaded:  # its author, a rule given twice, and versions as `rules propose` checks them
+                if r.author != author:
+                    raise Invalid(f"rule {r.id}: its author must be {author} (a dcterms:creator string)", where=where)
+                if not rulebook.same_rule(seen.setdefault((r.id, r.version), r), r):
+                    raise Invalid(f"rule {r.id} version {r.version} is given twice with different content", where=where)
+                rulebook.placed(r, [v for v in stored if v.id == r.id], files, relations)
+        except WorkbenchError as exc:
+            problems.append(f"{exc.where or where}: {exc.message}")
+            continue
+        if any(seen[(r.id, r.version)] is r for r in loaded):  # not only rules given before
+            out.append((index, text))
+    return out, problems
+
+
+def authored(text: str, author: str) -> str:
+    """Rules' Turtle with ``author`` as the author of each, whatever it claimed: every
+    dcterms:creator value replaced, one added for a rule without. A text that does not parse is
+    left for the loader to name the error."""
+    value = str(ox.Literal(author))  # quoted and escaped
+    edited = _AUTHOR.sub(lambda m: m.group(0) if m.group(1) else m.group(2) + value, text)
+    try:
+        triples = [q.triple for q in ox.parse(edited, format=ox.RdfFormat.TURTLE)]
+    except SyntaxError:
+        return text
+    named = {t.object for t in triples if t.predicate == SH.rule and isinstance(t.object, ox.NamedNode)}
+    missing = sorted(str(n) for n in named - {t.subject for t in triples if t.predicate == DCTERMS.creator})
+    return edited + "".join(f"\n{n} {DCTERMS.creator} {value} .\n" for n in missing)

@@ -15,6 +15,8 @@ drift apart.
 ('facts-v1', (('span', 'statement', 'type'), ('about', 'effective_from', 'effective_to', 'scope', 'triples')))
 >>> [m["role"] for m in p.messages(transcript="[1] Ann: hi", relations="owns", types="event")]
 ['system', 'user']
+>>> DEFAULT, keys(load("facts-v2").rule)
+('facts-v2', (('reading', 'turtle'), ()))
 """
 
 from __future__ import annotations
@@ -66,6 +68,22 @@ class FactsV1(_FactsV1Required, total=False):
     rules: list[RuleV1]
 
 
+# ---------------------------------------------------------------------- facts-v2 output: facts as in v1
+
+
+class RuleV2(TypedDict):
+    turtle: str  # one complete Turtle document in Workbench's rule format, test cases included
+    reading: str  # the rule in plain words
+
+
+class _FactsV2Required(TypedDict):
+    facts: list[FactV1]
+
+
+class FactsV2(_FactsV2Required, total=False):
+    rules: list[RuleV2]
+
+
 def keys(schema: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The required and the optional keys of a TypedDict schema, sorted."""
     return tuple(sorted(schema.__required_keys__)), tuple(sorted(schema.__optional_keys__))
@@ -87,7 +105,11 @@ VERSIONS: dict[str, _Spec] = {
     "facts-v1": _Spec(
         "facts-v1.md", "077a2925278e546fa8c96861d56c1a773f6b5d44dff1ab8a4afa241167d321ec", FactsV1, FactV1, RuleV1
     ),
+    "facts-v2": _Spec(
+        "facts-v2.md", "ce74217617aa61a1157737dec8e94f01a67a62a27a80d19bda4d2e8a4699a760", FactsV2, FactV1, RuleV2
+    ),
 }
+DEFAULT = "facts-v2"  # what `workbench extract` uses unless told otherwise
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from workbench.errors import Conflict, Forbidden, Invalid, NotFound, WorkbenchEr
 from workbench.files import write_atomically
 from workbench.ids import RULES_GRAPH, id_from_iri
 from workbench.review.claims import holding
+from workbench.review.queue import Proposal
 from workbench.rules.check import CaseResult, run_tests
 from workbench.rules.load import check_set, load_file
 from workbench.rules.model import Rule, RuleSet
@@ -255,18 +256,25 @@ def _texts(path: Path, rules: Sequence[Rule]) -> dict[str, str]:
 # ---------------------------------------------------------------------- acts
 
 
+def may_propose(store: Store, actor: str) -> None:
+    """Raises Forbidden unless ``actor`` may propose rules: a curator, reviewer or admin."""
+    found = user(store, actor)
+    if found is None or not (found.may(Role.CURATOR) or found.may(Role.REVIEWER)):
+        require(store, actor, Role.CURATOR, "propose rules")  # raises, in the usual words
+
+
 def propose(
-    store: Store, path: Path, *, actor: str, now: str, relations: frozenset[str], files: RuleSet
+    store: Store, path: Path, *, actor: str, now: str, relations: frozenset[str], files: RuleSet,
+    via: Proposal | None = None,
 ) -> list[Proposed]:
     """Store each rule of the file as a new version, proposed. Proposing a version that is
-    stored already with the same content changes nothing.
+    stored already with the same content changes nothing. ``via`` names an extraction the
+    rules came from: the proposal records its input, model and prompt version.
 
     Raises ParseError/Invalid naming file, rule, line and column; Forbidden unless ``actor``
     is a curator, reviewer or admin; Conflict for a version that is not above every stored
     one (an edit is a new version)."""
-    found = user(store, actor)
-    if found is None or not (found.may(Role.CURATOR) or found.may(Role.REVIEWER)):
-        require(store, actor, Role.CURATOR, "propose rules")  # raises, in the usual words
+    may_propose(store, actor)
     if not path.is_file():
         raise Invalid(f"no such rule file: {path}")
     rules = load_file(path, relations=relations)
@@ -282,13 +290,20 @@ def propose(
         stored = versions(store)
         report, new = [], []
         for r in rules:
-            outcome = _placed(r, [v for v in stored if v.id == r.id], files, relations)
+            outcome = placed(r, [v for v in stored if v.id == r.id], files, relations)
             report.append(Proposed(r.id, r.version, outcome))
             if outcome == "proposed":
                 new.append(r)
         if new:
             act, quads = activity("rule-proposal", WB.RuleProposal, actor=actor, now=now, graph=RULES_GRAPH)
-            quads.append(ox.Quad(act, PROV.used, ox.Literal(path.name), RULES_GRAPH))
+            quads.append(ox.Quad(act, PROV.used, ox.Literal(via.input if via else path.name), RULES_GRAPH))
+            if via and via.model:
+                quads.append(ox.Quad(act, WB.extractedBy, ox.NamedNode(f"urn:wb:agent:model:{via.model}"),
+                                     RULES_GRAPH))
+            if via and via.prompt_version:
+                quads.append(ox.Quad(act, WB.promptVersion, ox.Literal(via.prompt_version), RULES_GRAPH))
+            if via and via.input_digest:
+                quads.append(ox.Quad(act, WB.recordDigest, ox.Literal(via.input_digest), RULES_GRAPH))
             for r in new:
                 v = version_node(r.id, r.version)
                 quads += [ox.Quad(v, p, o, RULES_GRAPH) for p, o in (
@@ -300,7 +315,7 @@ def propose(
     return report
 
 
-def _placed(rule: Rule, stored: Sequence[Version], files: RuleSet, relations: frozenset[str]) -> str:
+def placed(rule: Rule, stored: Sequence[Version], files: RuleSet, relations: frozenset[str]) -> str:
     """Where a proposed rule goes: "unchanged" when that version is stored with the same
     content, "proposed" when it is above every other. Raises Conflict otherwise."""
     for v in stored:
