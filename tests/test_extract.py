@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import FIXED_NOW, dump, free_port
+from tests.test_rulebook import OWNER_NEEDS as RULEBOOK_OWNER_NEEDS
 from tests.test_rulebook import people
 from workbench.cli import main
 from workbench.errors import Forbidden, Invalid, ModelUnavailable, NotFound
@@ -47,30 +48,7 @@ DECISION = {"statement": "Project Atlas keeps customer data in the EU region.", 
 BIKE = {"statement": "Ravi owns a bike.", "type": "state", "about": ["Ravi"], "triples": [["Ravi", "owns", "bike"]],
         "span": "I also bought a bike last week."}
 # A rule as facts-v2 asks for it, except that it claims a human author (the model's claim must not stand).
-OWNER_NEEDS = """@prefix sh:      <http://www.w3.org/ns/shacl#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix wb:      <https://w3id.org/workbench/ns#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-@prefix rule:    <urn:wb:rule:> .
-
-rule:owner-needs a sh:NodeShape ;
-    sh:targetSubjectsOf wb:owns ;
-    sh:rule rule:owner-needs-v1 .
-
-rule:owner-needs-v1 a sh:SPARQLRule ;
-    dcterms:identifier "owner-needs" ;
-    wb:ruleVersion 1 ;
-    dcterms:creator "Dana Okafor" ;
-    wb:ruleStatus wb:Draft ;
-    wb:reading "If X owns T and T needs Y, then X needs Y." ;
-    sh:construct \"\"\"
-PREFIX wb: <https://w3id.org/workbench/ns#>
-CONSTRUCT { $this wb:needs ?y } WHERE { $this wb:owns ?t . ?t wb:needs ?y }\"\"\" ;
-    wb:testCase [
-        rdfs:label "an owner needs what the thing owned needs" ;
-        wb:given \"\"\"e:me wb:owns e:car . e:car wb:needs e:gas .\"\"\" ;
-        wb:expect \"\"\"e:me wb:needs e:gas .\"\"\" ] .
-"""
+OWNER_NEEDS = RULEBOOK_OWNER_NEEDS.replace('dcterms:creator "alice"', 'dcterms:creator "Dana Okafor"')
 RULE = {"turtle": OWNER_NEEDS, "reading": "whoever owns a thing needs what it needs"}
 
 
