@@ -314,9 +314,24 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
 
     # ------------------------------------------------------------------ SPARQL and stats
 
-    def sparql(self, query: str, *, format: str = "json") -> bytes:
+    def sparql(
+        self,
+        query: str,
+        *,
+        format: str = "json",
+        default_graph: Sequence[str] | None = None,
+        named_graphs: Sequence[str] | None = None,
+    ) -> bytes:
         """A SPARQL query's answer serialised: json, xml, csv, tsv (SELECT/ASK) or turtle,
-        ntriples, jsonld, xml (CONSTRUCT/DESCRIBE). Updates are refused here."""
+        ntriples, jsonld, xml (CONSTRUCT/DESCRIBE). Updates are refused here.
+
+        ``default_graph`` / ``named_graphs`` (graph IRIs) give the query's dataset as the SPARQL
+        1.1 Protocol's ``default-graph-uri`` / ``named-graph-uri`` do: they replace the query's
+        FROM / FROM NAMED, and giving one leaves the other empty.
+
+        Raises Unsupported for an update, Invalid for an unknown format or graph IRI, ParseError
+        for a malformed query.
+        """
         if _is_update(query):
             raise Unsupported("SPARQL Update is not accepted here; change the store through imports and commands")
         results = RESULT_FORMATS.get(format, ox.QueryResultsFormat.JSON)
@@ -324,7 +339,20 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         if format not in RESULT_FORMATS and format not in GRAPH_FORMATS:
             known = ", ".join(sorted(set(RESULT_FORMATS) | set(GRAPH_FORMATS)))
             raise Invalid(f"unknown format {format!r}; use one of {known}")
-        return self.store.query_raw(query, results=results, graph=graph)
+
+        def _graph_iri(text: str) -> ox.NamedNode:
+            try:
+                return ox.NamedNode(text)
+            except ValueError as exc:
+                raise Invalid(f"{text!r} is not a graph IRI: {exc}") from exc
+
+        return self.store.query_raw(
+            query,
+            results=results,
+            graph=graph,
+            default_graph=None if default_graph is None else [_graph_iri(g) for g in default_graph],
+            named_graphs=None if named_graphs is None else [_graph_iri(g) for g in named_graphs],
+        )
 
     def stats(self) -> dict[str, Any]:
         """Counts of records by type and status, sources, entities, quads."""

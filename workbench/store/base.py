@@ -25,6 +25,9 @@ from workbench.progress import Progress as Progress
 Term = ox.NamedNode | ox.BlankNode | ox.Literal
 Row = dict[str, Term | None]
 Check = Callable[[], list[ox.Quad]]
+# A query's dataset as the SPARQL 1.1 Protocol gives it (default-graph-uri, named-graph-uri);
+# None keeps the query's own FROM / FROM NAMED, or else the whole store.
+Graphs = Sequence[ox.NamedNode] | None
 
 
 @dataclass(frozen=True)
@@ -90,8 +93,21 @@ class Store(abc.ABC):
         """The triples of a SPARQL CONSTRUCT or DESCRIBE."""
 
     @abc.abstractmethod
-    def query_raw(self, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat) -> bytes:
-        """A query's answer serialised: ``results`` for SELECT/ASK, ``graph`` for CONSTRUCT."""
+    def query_raw(
+        self,
+        query: str,
+        *,
+        results: ox.QueryResultsFormat,
+        graph: ox.RdfFormat,
+        default_graph: Graphs = None,
+        named_graphs: Graphs = None,
+    ) -> bytes:
+        """A query's answer serialised: ``results`` for SELECT/ASK, ``graph`` for CONSTRUCT.
+
+        ``default_graph`` / ``named_graphs`` set the query's dataset as the SPARQL 1.1 Protocol's
+        ``default-graph-uri`` / ``named-graph-uri`` do: given, they replace the query's own FROM and
+        FROM NAMED; giving only one of them leaves the other empty (the Protocol's rule).
+        """
 
     @abc.abstractmethod
     def update(self, update: str) -> None:

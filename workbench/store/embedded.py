@@ -77,8 +77,8 @@ class EmbeddedStore(PyoxStore):
         except BlockingIOError:
             self._lock.close()
             raise StoreUnavailable(
-                f"the store at {self.path} is open in another process; "
-                "use that process's server URL (workbench --endpoint URL) instead"
+                f"the store at {self.path} is open in another process; if a Workbench server owns it, "
+                "use its URL (workbench --endpoint http://HOST:PORT/sparql) instead"
             ) from None
         self.recovered = self._recover()
         self._db = self._open_db()

@@ -18,7 +18,7 @@ from typing import IO
 import pyoxigraph as ox
 
 from workbench.errors import Invalid, ParseError
-from workbench.store.base import Batch, Capabilities, Check, Progress, Store, data_block
+from workbench.store.base import Batch, Capabilities, Check, Graphs, Progress, Store, data_block
 
 
 class PyoxStore(Store):
@@ -26,7 +26,17 @@ class PyoxStore(Store):
 
     _db: ox.Store
 
-    def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+    def _answer(
+        self, query: str, default_graph: Graphs = None, named_graphs: Graphs = None
+    ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+        if default_graph is not None or named_graphs is not None:
+            # The Protocol: a dataset given by parameters replaces FROM / FROM NAMED entirely.
+            default: list[ox.NamedNode | ox.BlankNode | ox.DefaultGraph] = list(default_graph or [])
+            named: list[ox.NamedNode | ox.BlankNode] = list(named_graphs or [])
+            try:
+                return self._db.query(query, default_graph=default, named_graphs=named)
+            except SyntaxError as exc:
+                raise ParseError(f"SPARQL syntax error: {exc}") from exc
         try:
             return self._db.query(query)
         except SyntaxError as exc:
@@ -38,8 +48,16 @@ class PyoxStore(Store):
             raise Invalid("expected a CONSTRUCT or DESCRIBE query")
         return list(result)
 
-    def query_raw(self, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat) -> bytes:
-        result = self._answer(query)
+    def query_raw(
+        self,
+        query: str,
+        *,
+        results: ox.QueryResultsFormat,
+        graph: ox.RdfFormat,
+        default_graph: Graphs = None,
+        named_graphs: Graphs = None,
+    ) -> bytes:
+        result = self._answer(query, default_graph, named_graphs)
         if isinstance(result, ox.QueryTriples):
             return result.serialize(format=graph) or b""
         return result.serialize(format=results) or b""

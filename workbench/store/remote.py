@@ -22,11 +22,13 @@ from typing import IO
 import pyoxigraph as ox
 
 from workbench.errors import Invalid, ParseError, StoreUnavailable
-from workbench.store.base import Batch, Capabilities, Check, Progress, Store, data_block
+from workbench.store.base import Batch, Capabilities, Check, Graphs, Progress, Store, data_block
 
 DEFAULT_TIMEOUT = 30.0
 # An import is one request; a large one takes the server a while to apply.
 WRITE_TIMEOUT = 600.0
+# A graph name nobody writes: the stand-in for "an empty dataset" in a Protocol request.
+EMPTY_GRAPH = "urn:wb:graph:none"
 
 
 class RemoteStore(Store):
@@ -116,9 +118,28 @@ class RemoteStore(Store):
         except SyntaxError as exc:
             raise StoreUnavailable(f"the SPARQL server at {self.query_url} answered garbage: {exc}") from exc
 
-    def query_raw(self, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat) -> bytes:
+    def query_raw(
+        self,
+        query: str,
+        *,
+        results: ox.QueryResultsFormat,
+        graph: ox.RdfFormat,
+        default_graph: Graphs = None,
+        named_graphs: Graphs = None,
+    ) -> bytes:
         accept = f"{results.media_type}, {graph.media_type};q=0.9"
-        return self._post(self.query_url, query.encode(), "application/sparql-query", accept)
+        url = self.query_url
+        if default_graph is not None or named_graphs is not None:
+            # The server applies the Protocol's dataset rules itself; pass the parameters on.
+            params = [("default-graph-uri", g.value) for g in default_graph or []]
+            params += [("named-graph-uri", g.value) for g in named_graphs or []]
+            if params:
+                url += ("&" if "?" in url else "?") + urllib.parse.urlencode(params)
+            else:  # an empty dataset: nothing to name, so no parameter can say it
+                url += ("&" if "?" in url else "?") + urllib.parse.urlencode(
+                    [("default-graph-uri", EMPTY_GRAPH), ("named-graph-uri", EMPTY_GRAPH)]
+                )
+        return self._post(url, query.encode(), "application/sparql-query", accept)
 
     def has_graph(self, graph: ox.NamedNode) -> bool:
         return self.ask(f"ASK {{ GRAPH {graph} {{ ?s ?p ?o }} }}")

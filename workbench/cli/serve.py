@@ -1,0 +1,36 @@
+"""``workbench serve``: the HTTP server over the store.
+
+The server process owns an embedded store (one process at a time may open it); other programs
+reach the store through the server's URL.
+"""
+
+from __future__ import annotations
+
+import click
+
+from workbench.cli import command, main
+from workbench.service import Workbench
+
+
+@command(main)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default).")
+@click.option("--port", default=7000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--query-timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a query may run before it is answered 503.")
+@click.option("--result-limit", default=100_000, show_default=True, type=click.IntRange(min=1),
+              help="Most rows or triples in one answer (more: 413, add LIMIT).")
+@click.option("--max-body", default=1_000_000, show_default=True, type=click.IntRange(min=1),
+              help="Largest request body in bytes (more: 413).")
+def serve(wb: Workbench, host: str, port: int, query_timeout: float, result_limit: int, max_body: int) -> None:
+    """Serve the store over HTTP: the SPARQL 1.1 Protocol at /sparql (read-only).
+
+    Example: workbench --store memory serve --port 7000
+    then: curl 'http://127.0.0.1:7000/sparql?query=ASK%7B%7D'
+    """
+    import uvicorn
+
+    from workbench.server import create_app
+
+    app = create_app(wb, max_body=max_body, query_timeout=query_timeout, result_limit=result_limit)
+    click.echo(f"serving {wb.store.location} at http://{host}:{port}/sparql (Ctrl-C stops)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,0 +1,75 @@
+"""The Starlette application: routes, limits and the JSON error shape.
+
+``/sparql`` answers in the SPARQL Protocol's terms (text/plain errors); every other route,
+including unknown ones, answers errors as :meth:`WorkbenchError.to_json`, the one JSON shape the
+CLI's messages also come from.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from workbench.errors import WorkbenchError
+from workbench.server.runner import QueryRunner
+from workbench.server.sparql import Endpoint
+from workbench.service import Workbench
+
+log = logging.getLogger(__name__)
+METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]  # /sparql answers each, if only with 405
+KINDS = {400: "Invalid", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
+         413: "TooLarge"}
+
+
+def create_app(
+    wb: Workbench, *, max_body: int = 1_000_000, query_timeout: float = 30.0, result_limit: int = 100_000
+) -> Starlette:
+    """The HTTP application over ``wb``: the SPARQL 1.1 Protocol at ``/sparql``.
+
+    ``max_body`` bounds a request body (bytes, else 413), ``query_timeout`` a query's run
+    (seconds, else 503), ``result_limit`` an answer's rows or triples (else 413).
+
+    >>> import tempfile, pathlib
+    >>> from starlette.testclient import TestClient
+    >>> wb = Workbench.open(pathlib.Path(tempfile.mkdtemp()) / "s", create=True)
+    >>> with TestClient(create_app(wb)) as client:
+    ...     client.get("/sparql", params={"query": "ASK {}"}).json()
+    {'head': {}, 'boolean': True}
+    >>> wb.close()
+    """
+    endpoint = Endpoint(wb, max_body, result_limit, QueryRunner(timeout=query_timeout))
+
+    async def index(request: Request) -> Response:
+        return JSONResponse({"service": "workbench", "sparql": str(request.url_for("sparql"))})
+
+    return Starlette(
+        routes=[
+            Route("/", index, methods=["GET"]),
+            Route("/sparql", endpoint.handle, methods=METHODS, name="sparql"),
+            Route("/sparql/", endpoint.handle, methods=METHODS),
+        ],
+        exception_handlers={HTTPException: _http_error, WorkbenchError: _workbench_error, Exception: _failure},
+    )
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    kind = KINDS.get(exc.status_code, "HTTPError")
+    message = f"no such route: {request.url.path}" if exc.status_code == 404 else exc.detail
+    return JSONResponse({"error": kind, "message": message}, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _workbench_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, WorkbenchError)
+    return JSONResponse(exc.to_json(), status_code=exc.status)
+
+
+async def _failure(request: Request, exc: Exception) -> Response:
+    log.exception("request failed", exc_info=exc)
+    body = {"error": "WorkbenchError", "message": "the server failed; nothing was changed"}
+    return JSONResponse(body, status_code=500)

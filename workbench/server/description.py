@@ -1,0 +1,83 @@
+"""What ``GET /sparql`` without a query answers: a SPARQL 1.1 Service Description in Turtle
+for programs, or a small HTML page with a query form for people.
+
+The description is built as triples and serialised by pyoxigraph, so nothing a client sends
+(the Host header ends up in the endpoint IRI) can break out of it.
+"""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+
+from workbench.server.negotiation import GRAPHS, RESULTS
+
+SD = "http://www.w3.org/ns/sparql-service-description#"
+FORMATS = {
+    "application/sparql-results+json": "SPARQL_Results_JSON",
+    "application/sparql-results+xml": "SPARQL_Results_XML",
+    "text/csv": "SPARQL_Results_CSV",
+    "text/tab-separated-values": "SPARQL_Results_TSV",
+    "text/turtle": "Turtle",
+    "application/n-triples": "N-Triples",
+    "application/ld+json": "JSON-LD",
+    "application/rdf+xml": "RDF_XML",
+}
+
+
+def service_description(endpoint: str) -> bytes:
+    """The Service Description of the endpoint at ``endpoint`` (an absolute URL), in Turtle.
+
+    >>> b"sd:SPARQL11Query" in service_description("http://127.0.0.1:7000/sparql")
+    True
+    """
+    try:
+        service = ox.NamedNode(endpoint)
+    except ValueError:
+        service = ox.NamedNode("http://localhost/sparql")
+    rdf_type = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+    comment = ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#comment")
+    dataset, graph = ox.BlankNode(), ox.BlankNode()
+
+    def sd(term: str) -> ox.NamedNode:
+        return ox.NamedNode(SD + term)
+
+    triples = [
+        ox.Triple(service, rdf_type, sd("Service")),
+        ox.Triple(service, sd("endpoint"), service),
+        ox.Triple(service, sd("supportedLanguage"), sd("SPARQL11Query")),
+        ox.Triple(service, sd("defaultEntailmentRegime"), ox.NamedNode("http://www.w3.org/ns/entailment/Simple")),
+        ox.Triple(service, sd("defaultDataset"), dataset),
+        ox.Triple(dataset, rdf_type, sd("Dataset")),
+        ox.Triple(dataset, sd("defaultGraph"), graph),
+        ox.Triple(graph, rdf_type, sd("Graph")),
+        ox.Triple(
+            service,
+            comment,
+            ox.Literal(
+                "Workbench: read-only SPARQL 1.1 Query. Records are named graphs; their metadata is in "
+                "<urn:wb:graph:meta>. SPARQL Update is not accepted; SERVICE is refused."
+            ),
+        ),
+    ]
+    for fmt in (*RESULTS, *GRAPHS):
+        iri = ox.NamedNode("http://www.w3.org/ns/formats/" + FORMATS[fmt.media_type])
+        triples.append(ox.Triple(service, sd("resultFormat"), iri))
+    return ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes={"sd": SD}) or b""
+
+
+PAGE = """<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Workbench SPARQL</title></head>
+<body>
+<h1>Workbench SPARQL endpoint</h1>
+<p>Read-only SPARQL 1.1 Query. Each record is a named graph; record metadata is in
+<code>&lt;urn:wb:graph:meta&gt;</code>. A full query editor (YASGUI) comes later; this form sends
+the query as a plain GET.</p>
+<form method="get" action="">
+<p><textarea name="query" rows="12" cols="100">
+SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 20</textarea></p>
+<p><button type="submit">Run query</button></p>
+</form>
+</body>
+</html>
+"""

@@ -1,0 +1,78 @@
+"""Running blocking queries off the event loop, each with a deadline.
+
+pyoxigraph releases the GIL while it evaluates, so queries run in parallel threads; but it
+cannot cancel a query. A query past its deadline is answered 503 at once and its thread is left
+to finish in the background (a daemon thread, so it never holds up shutdown). Runaway queries
+keep their slot until they end, which bounds how much CPU they can take together: when every
+slot is busy, new queries wait, within their own deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from workbench.errors import StoreUnavailable
+
+T = TypeVar("T")
+
+
+class QueryTimeout(StoreUnavailable):
+    """A query did not finish within the server's deadline (503)."""
+
+
+class QueryRunner:
+    """Runs ``fn()`` in a worker thread and waits at most ``timeout`` seconds for it."""
+
+    def __init__(self, *, timeout: float, slots: int = 16) -> None:
+        self.timeout = timeout
+        self._slots = asyncio.Semaphore(slots)
+
+    def _late(self) -> QueryTimeout:
+        return QueryTimeout(
+            f"the query did not finish within {self.timeout:g} s and was abandoned; "
+            "narrow it (add LIMIT, bind a subject) and try again"
+        )
+
+    async def run(self, fn: Callable[[], T]) -> T:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        try:
+            await asyncio.wait_for(self._slots.acquire(), self.timeout)
+        except TimeoutError:
+            raise self._late() from None
+        future: asyncio.Future[T] = loop.create_future()
+
+        def settle(value: T | None, error: BaseException | None) -> None:
+            if not future.done():
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(value)  # type: ignore[arg-type]
+
+        def work() -> None:
+            value: T | None = None
+            error: BaseException | None = None
+            try:
+                value = fn()
+            except BaseException as exc:  # handed to the waiting request
+                error = exc
+            with contextlib.suppress(RuntimeError):  # the loop is gone: the server stopped
+                loop.call_soon_threadsafe(settle, value, error)
+                loop.call_soon_threadsafe(self._slots.release)
+
+        threading.Thread(target=work, name="workbench-query", daemon=True).start()
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), max(0.0, deadline - loop.time()))
+        except TimeoutError:
+            future.add_done_callback(_consume)
+            raise self._late() from None
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    """Read an abandoned query's outcome so asyncio does not warn that nobody did."""
+    if not future.cancelled():
+        future.exception()

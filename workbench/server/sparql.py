@@ -1,0 +1,158 @@
+"""The SPARQL 1.1 Protocol endpoint: ``GET``/``POST /sparql``.
+
+One request: check the method, find out who asks (:mod:`workbench.server.access`), read the
+Protocol request (:mod:`workbench.server.protocol`), pick the serialisation
+(:mod:`workbench.server.negotiation`), then one :meth:`Workbench.sparql` call in a worker thread
+with a deadline (:mod:`workbench.server.runner`) over the dataset :func:`dataset_for` allows.
+Errors are text/plain with the status the W3C Protocol tests expect; nothing here writes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import re
+from dataclasses import dataclass
+
+import pyoxigraph as ox
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+
+from workbench.access.users import User
+from workbench.errors import ParseError, Unsupported, WorkbenchError
+from workbench.server import negotiation
+from workbench.server.access import authenticate, dataset_for
+from workbench.server.description import PAGE, service_description
+from workbench.server.protocol import UPDATES, ProtocolError, QueryRequest, calls_out, query_form, read_request
+from workbench.server.runner import QueryRunner
+from workbench.service import GRAPH_FORMATS, RESULT_FORMATS, Workbench
+
+log = logging.getLogger(__name__)
+ALLOWED = "GET, HEAD, POST"
+_LINE = re.compile(r"\bat (\d+):")
+# Past this much of a body we stop draining it and let the connection close.
+DRAIN_LIMIT = 100_000_000
+
+
+@dataclass
+class Endpoint:
+    """The ``/sparql`` route with its limits: the request body, the query time, the result size."""
+
+    wb: Workbench
+    max_body: int
+    result_limit: int
+    runner: QueryRunner
+
+    async def handle(self, request: Request) -> Response:
+        """Answer one request on /sparql; every failure becomes a plain-text status."""
+        try:
+            return await self._handle(request)
+        except ProtocolError as exc:
+            return _text(exc.status, exc.message, exc.headers)
+        except Unsupported as exc:  # an update sent as a query: a bad request, not a missing feature
+            return _text(400, exc.message)
+        except WorkbenchError as exc:
+            return _text(exc.status, str(exc))
+        except Exception:
+            log.exception("the SPARQL endpoint failed")
+            return _text(500, "the server failed on this query; the store is unchanged")
+
+    async def _handle(self, request: Request) -> Response:
+        if request.method not in ("GET", "HEAD", "POST"):
+            raise ProtocolError(
+                405, f"{request.method} is not allowed on /sparql: query with GET or POST", headers={"Allow": ALLOWED}
+            )
+        user = await run_in_threadpool(authenticate, self.wb, request.headers.get("authorization"))
+        body = await self._body(request) if request.method == "POST" else b""
+        ctype = request.headers.get("content-type")
+        asked = read_request(request.method, request.scope.get("query_string", b""), ctype, body)
+        accept = request.headers.get("accept")
+        if asked is None:
+            return self._describe(request, accept)
+        return await self._query(asked, accept, user, _base(request))
+
+    async def _body(self, request: Request) -> bytes:
+        """The request body, or 413 past ``max_body``. An oversized body is read to its end (up to
+        a bound) and dropped, so that the client, still sending, gets to read the answer."""
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size <= self.max_body:
+                chunks.append(chunk)
+            elif size > DRAIN_LIMIT:
+                break
+        if size > self.max_body:
+            raise ProtocolError(413, f"the request body is larger than {self.max_body} bytes")
+        return b"".join(chunks)
+
+    def _describe(self, request: Request, accept: str | None) -> Response:
+        if negotiation.prefers(accept, "text/html", "text/turtle"):
+            return Response(PAGE, media_type="text/html; charset=utf-8")
+        endpoint = str(request.url.replace(query=""))
+        return Response(service_description(endpoint), media_type="text/turtle; charset=utf-8")
+
+    async def _query(self, asked: QueryRequest, accept: str | None, user: User | None, base: str) -> Response:
+        form = query_form(asked.query)
+        if form in UPDATES:
+            raise ProtocolError(400, "SPARQL Update is not accepted at the query endpoint (nor anywhere here, yet)")
+        if calls_out(asked.query):
+            raise ProtocolError(400, "SERVICE is refused: this endpoint never sends requests to other services")
+        family = negotiation.GRAPHS if form in ("CONSTRUCT", "DESCRIBE") else negotiation.RESULTS
+        fmt = negotiation.choose(accept, family)
+        if fmt is None:
+            offered = ", ".join(f.media_type for f in family)
+            raise ProtocolError(406, f"cannot answer this query as {accept}; ask for one of {offered}")
+        default, named = dataset_for(user).restrict(asked.default_graphs, asked.named_graphs)
+
+        # The service-defined base IRI is the endpoint's own: a BASE line ahead of the query (the
+        # query's own BASE, later, wins). Parser messages then count lines from the query again.
+        text = f"BASE <{base}>\n{asked.query}"
+
+        def run() -> tuple[bytes, bool]:
+            data = self.wb.sparql(text, format=fmt.name, default_graph=default, named_graphs=named)
+            return data, _more_than(data, fmt.name, family is negotiation.GRAPHS, self.result_limit)
+
+        try:
+            data, too_many = await self.runner.run(run)
+        except ParseError as exc:
+            raise ProtocolError(400, _LINE.sub(lambda m: f"at {int(m.group(1)) - 1}:", exc.message)) from None
+        if too_many:
+            unit = "triples" if family is negotiation.GRAPHS else "rows"
+            raise ProtocolError(413, f"the result has more than {self.result_limit} {unit}; add LIMIT")
+        return Response(data, media_type=fmt.media_type)
+
+
+def _base(request: Request) -> str:
+    """The endpoint's URL as the queries' base IRI; a fixed one if the Host header makes it invalid."""
+    url = str(request.url.replace(query="", fragment=""))
+    try:
+        return ox.NamedNode(url).value
+    except ValueError:
+        return "http://localhost/sparql"
+
+
+def _more_than(data: bytes, fmt: str, graph: bool, limit: int) -> bool:
+    """Whether a serialised answer holds more than ``limit`` rows or triples.
+
+    The service hands back whole answers, so this counts after serialising (lazily, stopping at
+    ``limit + 1``); an answer of at most ``limit`` bytes cannot hold more, and is not parsed.
+    """
+    if len(data) <= limit:
+        return False
+    if fmt == "csv":  # lossy, so pyoxigraph does not parse it back; the csv module counts records
+        rows = csv.reader(io.StringIO(data.decode("utf-8"), newline=""))
+        return any(n > limit for n, _ in enumerate(rows, start=0))
+    items = (
+        ox.parse(data, GRAPH_FORMATS[fmt]) if graph else ox.parse_query_results(data, RESULT_FORMATS[fmt])
+    )
+    if isinstance(items, ox.QueryBoolean):
+        return False
+    return any(n > limit for n, _ in enumerate(items, start=1))
+
+
+def _text(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    """A Protocol error: plain text, as SPARQL clients and the W3C tests expect."""
+    return PlainTextResponse(message + "\n", status_code=status, headers=headers)
