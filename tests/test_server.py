@@ -33,7 +33,7 @@ from workbench.service import Workbench
 from workbench.store import Batch, FileLoad, RemoteStore, Store
 from workbench.store.embedded import EmbeddedStore
 
-W3C = ROOT.parent / "shared" / "w3c" / "sparql11-protocol"
+W3C = ROOT / "tests" / "data" / "w3c" / "sparql11-protocol"  # a copy of ../shared/w3c (W3C licence inside)
 MF = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#"
 HT = "http://www.w3.org/2011/http#"
 CNT = "http://www.w3.org/2011/content#"
