@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 
 from workbench.answer.model import Answer, Derived, Finding, Recorded, Tier
+from workbench.client import Client, connect
 from workbench.errors import (
     Ambiguous,
     Conflict,
@@ -36,13 +37,15 @@ from workbench.service import Workbench
 
 
 def open(location: str | os.PathLike[str], *, create: bool = False, user: str | None = None) -> Workbench:  # noqa: A001
-    """Open a store: a directory on this machine, or the URL of a SPARQL 1.1 server."""
+    """Open a store: a directory on this machine, or the URL of a SPARQL 1.1 server. (The JSON API
+    of a running ``workbench serve``, with the same calls: :func:`connect`.)"""
     return Workbench.open(location, create=create, user=user)
 
 
 __all__ = [
     "Ambiguous",
     "Answer",
+    "Client",
     "Conflict",
     "Derived",
     "Entity",
@@ -65,5 +68,6 @@ __all__ = [
     "Unsupported",
     "Workbench",
     "WorkbenchError",
+    "connect",
     "open",
 ]

@@ -112,6 +112,19 @@ class Record:
         out["status"] = self.status.value
         return out
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Record:
+        """A record back from :meth:`to_json`; ``from_json(r.to_json()) == r``."""
+        d = dict(data)
+        src = dict(d.pop("source"))
+        src["visible_to"] = tuple(src.get("visible_to") or ())
+        d["source"] = Source(**src)
+        d["type"], d["status"] = RecordType(d["type"]), Status(d["status"])
+        for key in ("about", "applies_to", "supersedes", "superseded_by"):
+            d[key] = tuple(d[key])
+        d["triples"] = tuple(tuple(t) for t in d["triples"])
+        return cls(**d)
+
 
 @dataclass(frozen=True)
 class Entity:

@@ -200,8 +200,45 @@ class Answer:
             "guesses": [g.to_json() for g in self.guesses],
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Answer:
+        """An answer back from :meth:`to_json` (as the JSON API sends it): ``from_json(a.to_json())``
+        gives an answer whose ``to_json()`` is equal."""
+        return cls(
+            kind=data["kind"], question=data["question"], tier=Tier(data["tier"]), summary=data["summary"],
+            findings=tuple(_finding(f) for f in data["findings"]), as_of=data["as_of"], count=data["count"],
+            at_least=data["at_least"], undated=tuple(_finding(f) for f in data["undated"]),
+            history=tuple(_finding(f) for f in data["history"]), candidates=tuple(data["candidates"]),
+            incomplete=data["incomplete"], params=tuple(data["params"].items()),
+            guesses=tuple(Guess(g["value"], g["score"], tuple(g["because"]), g["label"]) for g in data["guesses"]),
+        )
+
     def text(self) -> str:
         """The answer in words, with its reasons (see :mod:`workbench.answer.render`)."""
         from workbench.answer.render import render
 
         return render(self)
+
+
+def _statement(d: dict[str, Any]) -> Statement:
+    return Statement(d["subject"], d["predicate"], d["object"], d["text"])
+
+
+def _proof(d: dict[str, Any]) -> Proof:
+    if d["kind"] == "derived":
+        return Derived(
+            statement=_statement(d["statement"]), rule=d["rule"], version=d["version"], reading=d["reading"],
+            bindings=tuple(d["bindings"].items()), premises=tuple(_proof(p) for p in d["premises"]),
+            absences=tuple(Absence(a["pattern"], a["text"]) for a in d["absences"]),
+        )
+    src = d["source"]
+    return Recorded(
+        statement=_statement(d["statement"]), record=d["record"], record_type=d["record_type"], status=d["status"],
+        source=Source(src["id"], src["said_by"], src["captured_at"], src["locator"]), admitted=d["admitted"],
+        effective_from=d["effective_from"], created_at=d["created_at"],
+    )
+
+
+def _finding(d: dict[str, Any]) -> Finding:
+    return Finding(value=d["value"], label=d["label"], proofs=tuple(_proof(p) for p in d["proofs"]), note=d["note"],
+                   details=tuple((x["what"], x["value"]) for x in d["details"]), negated=d["negated"])

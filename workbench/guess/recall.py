@@ -34,7 +34,7 @@ from workbench.guess.encoders import STOPWORDS, stem, words
 from workbench.guess.index import VectorIndex
 from workbench.guess.names import NameIndex
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, record_iri
-from workbench.model import Record, RecordType, Status
+from workbench.model import Record, RecordType, Source, Status
 from workbench.names import name_key
 from workbench.store import Store
 from workbench.vocab import PREFIXES
@@ -155,6 +155,28 @@ class Bundle:
                        "used_chars": self.chars},
             "notes": list(self.notes),
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Bundle:
+        """A bundle back from :meth:`to_json` (as the JSON API sends it). Each record holds what the
+        bundle showed of it (id, statement, type, status, dates, links, source), not all of it."""
+        budget = data["budget"]
+        memories = []
+        for m in data["records"]:
+            src = m["source"]
+            source = Source(src["id"], src["said_by"], src["captured_at"], src["locator"])
+            record = Record(id=m["id"], iri=record_iri(m["id"]).value, statement=m["statement"],
+                            type=RecordType(m["type"]), status=Status(m["status"]), source=source, created_at="",
+                            said_by=src["said_by"], effective_from=m["effective_from"],
+                            supersedes=tuple(m["supersedes"]), superseded_by=tuple(m["superseded_by"]))
+            memories.append(Memory(record, m["score"], m["tier"], m["why"]))
+        return cls(
+            question=data["question"], tier=data["tier"], summary=data["summary"], memories=tuple(memories),
+            scope=tuple((s["name"], s["entity"]) for s in data["scope"]),
+            suggestions=tuple((s["name"], tuple(s["did_you_mean"])) for s in data["suggestions"]),
+            purpose=Purpose(budget["purpose"], budget["records"], budget["chars"]), chars=budget["used_chars"],
+            notes=tuple(data["notes"]),
+        )
 
     def text(self) -> str:
         lines = [f"[{self.tier}] {self.summary}"]

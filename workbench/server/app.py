@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from workbench.errors import WorkbenchError
+from workbench.server.api import Api
 from workbench.server.runner import QueryRunner
 from workbench.server.sparql import Endpoint
 from workbench.service import Workbench
@@ -29,7 +30,8 @@ KINDS = {400: "Invalid", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
 def create_app(
     wb: Workbench, *, max_body: int = 1_000_000, query_timeout: float = 30.0, result_limit: int = 100_000
 ) -> Starlette:
-    """The HTTP application over ``wb``: the SPARQL 1.1 Protocol at ``/sparql``.
+    """The HTTP application over ``wb``: the SPARQL 1.1 Protocol at ``/sparql``, the JSON API
+    under ``/api/`` (:mod:`workbench.server.api`, its schema at ``/api/openapi.json``).
 
     ``max_body`` bounds a request body (bytes, else 413), ``query_timeout`` a query's run
     (seconds, else 503), ``result_limit`` an answer's rows or triples (else 413).
@@ -42,16 +44,19 @@ def create_app(
     {'head': {}, 'boolean': True}
     >>> wb.close()
     """
+    api = Api(wb, max_body)
     endpoint = Endpoint(wb, max_body, result_limit, QueryRunner(timeout=query_timeout))
 
     async def index(request: Request) -> Response:
-        return JSONResponse({"service": "workbench", "sparql": str(request.url_for("sparql"))})
+        return JSONResponse({"service": "workbench", "sparql": str(request.url_for("sparql")),
+                             "api": str(request.url_for("api.schema"))})
 
     return Starlette(
         routes=[
             Route("/", index, methods=["GET"]),
             Route("/sparql", endpoint.handle, methods=METHODS, name="sparql"),
             Route("/sparql/", endpoint.handle, methods=METHODS),
+            *api.routes(),
         ],
         exception_handlers={HTTPException: _http_error, WorkbenchError: _workbench_error, Exception: _failure},
     )

@@ -36,6 +36,22 @@ _LINE = re.compile(r"\bat (\d+):")
 DRAIN_LIMIT = 100_000_000
 
 
+async def read_body(request: Request, max_body: int) -> bytes:
+    """The request body, or 413 past ``max_body``. An oversized body is read to its end (up to
+    a bound) and dropped, so that the client, still sending, gets to read the answer."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size <= max_body:
+            chunks.append(chunk)
+        elif size > DRAIN_LIMIT:
+            break
+    if size > max_body:
+        raise ProtocolError(413, f"the request body is larger than {max_body} bytes")
+    return b"".join(chunks)
+
+
 @dataclass
 class Endpoint:
     """The ``/sparql`` route with its limits: the request body, the query time, the result size."""
@@ -74,19 +90,7 @@ class Endpoint:
         return await self._query(asked, accept, user, _base(request))
 
     async def _body(self, request: Request) -> bytes:
-        """The request body, or 413 past ``max_body``. An oversized body is read to its end (up to
-        a bound) and dropped, so that the client, still sending, gets to read the answer."""
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size <= self.max_body:
-                chunks.append(chunk)
-            elif size > DRAIN_LIMIT:
-                break
-        if size > self.max_body:
-            raise ProtocolError(413, f"the request body is larger than {self.max_body} bytes")
-        return b"".join(chunks)
+        return await read_body(request, self.max_body)
 
     def _describe(self, request: Request, accept: str | None) -> Response:
         if negotiation.prefers(accept, "text/html", "text/turtle"):
