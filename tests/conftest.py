@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,40 +32,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class OxigraphServer:
-    """A real Oxigraph SPARQL server on loopback."""
+class ServerProcess:
+    """A real server in a child process on a free loopback port, answering ``probe`` once up."""
 
-    def __init__(self, location: Path) -> None:
-        binary = shutil.which("oxigraph")
-        if binary is None:
-            raise RuntimeError("the `oxigraph` server is not installed: pip install -e '.[test]'")
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen(
-            [binary, "serve", "--location", str(location), "--bind", f"127.0.0.1:{self.port}"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+    name = "server"
+
+    def start(self, command: list[str], probe: str) -> None:
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                urllib.request.urlopen(f"{self.url}/query?query=ASK%7B%7D", timeout=1).read()
+                urllib.request.urlopen(probe, timeout=1).read()
                 return
+            except urllib.error.HTTPError:
+                return  # it answered, if not with 200: it is up
             except OSError:
                 if self.process.poll() is not None:
-                    raise RuntimeError(f"oxigraph serve exited: {self.process.stderr.read()!r}") from None  # type: ignore[union-attr]
+                    raise RuntimeError(f"{self.name} exited: {self.process.stderr.read()!r}") from None  # type: ignore[union-attr]
                 time.sleep(0.1)
         self.stop()
-        raise RuntimeError("oxigraph serve did not start within 20 s")
-
-    def clear(self) -> None:
-        req = urllib.request.Request(
-            f"{self.url}/update",
-            data=b"CLEAR ALL",
-            method="POST",
-            headers={"Content-Type": "application/sparql-update"},
-        )
-        urllib.request.urlopen(req, timeout=10).read()
+        raise RuntimeError(f"{self.name} did not answer within 20 s")
 
     def stop(self) -> None:
         self.process.terminate()
@@ -75,6 +62,30 @@ class OxigraphServer:
             self.process.wait()
         if self.process.stderr:
             self.process.stderr.close()
+
+
+class OxigraphServer(ServerProcess):
+    """A real Oxigraph SPARQL server on loopback."""
+
+    name = "oxigraph serve"
+
+    def __init__(self, location: Path) -> None:
+        binary = shutil.which("oxigraph")
+        if binary is None:
+            raise RuntimeError("the `oxigraph` server is not installed: pip install -e '.[test]'")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.start([binary, "serve", "--location", str(location), "--bind", f"127.0.0.1:{self.port}"],
+                   f"{self.url}/query?query=ASK%7B%7D")
+
+    def clear(self) -> None:
+        req = urllib.request.Request(
+            f"{self.url}/update",
+            data=b"CLEAR ALL",
+            method="POST",
+            headers={"Content-Type": "application/sparql-update"},
+        )
+        urllib.request.urlopen(req, timeout=10).read()
 
 
 @pytest.fixture(autouse=True)

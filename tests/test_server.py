@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-import subprocess
 import sys
 import time
 import urllib.parse
@@ -25,7 +24,7 @@ import httpx
 import pyoxigraph as ox
 import pytest
 
-from tests.conftest import ROOT, dump, free_port
+from tests.conftest import ROOT, ServerProcess, dump, free_port
 from workbench.access import users
 from workbench.access.users import Role
 from workbench.errors import StoreUnavailable
@@ -47,38 +46,16 @@ READ_ONLY = "SPARQL Update is not accepted on this read-only endpoint (403); upd
 # ---------------------------------------------------------------------- servers
 
 
-class Server:
+class Server(ServerProcess):
     """`workbench serve` in a child process on a free loopback port."""
+
+    name = "workbench serve"
 
     def __init__(self, store: Path, *options: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/sparql"
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "workbench.cli", "--store", str(store), "serve", "--port", str(self.port), *options],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(self.url, timeout=1)
-                return
-            except httpx.TransportError:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"workbench serve exited: {self.process.stderr.read()!r}") from None  # type: ignore[union-attr]
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("workbench serve did not answer within 20 s")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stderr:
-            self.process.stderr.close()
+        self.start([sys.executable, "-m", "workbench.cli", "--store", str(store), "serve", "--port", str(self.port),
+                    *options], self.url)
 
 
 def _w3c_datasets() -> list[tuple[str, str]]:

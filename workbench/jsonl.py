@@ -21,6 +21,7 @@ import datetime as dt
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -90,28 +91,38 @@ class RecordIn:
         return f"{self.file}:{self.line}"
 
 
-def parse_file(path: Path) -> list[RecordIn]:
+def read_text(path: Path) -> str:
+    """A file's text, which must be UTF-8. Raises ParseError naming the line and column."""
+    data = path.read_bytes()
     try:
-        text = path.read_bytes().decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        data = path.read_bytes()
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise ParseError(f"not UTF-8 text (byte {exc.start}, column {column})", where=f"{path}:{line}") from exc
-    return parse_text(text, str(path))
 
 
-def parse_text(text: str, name: str) -> list[RecordIn]:
-    records: list[RecordIn] = []
-    seen: dict[str, int] = {}
+def json_lines(text: str, name: str, **loads: Any) -> Iterator[tuple[str, int, Any]]:
+    """(``name:line``, line number, value) for each line that is not blank, parsed as JSON
+    (``loads`` go to json.loads). Raises ParseError naming the line and column."""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{name}:{number}"
         try:
-            raw = json.loads(line, parse_float=Decimal, parse_constant=_no_constant)
+            yield where, number, json.loads(line, **loads)
         except json.JSONDecodeError as exc:
-            raise ParseError(f"not JSON: {exc.msg} at column {exc.colno}", where=where) from exc
+            raise ParseError(f"not JSON: {exc.msg} at column {exc.colno}", where=where) from None
+
+
+def parse_file(path: Path) -> list[RecordIn]:
+    return parse_text(read_text(path), str(path))
+
+
+def parse_text(text: str, name: str) -> list[RecordIn]:
+    records: list[RecordIn] = []
+    seen: dict[str, int] = {}
+    for where, number, raw in json_lines(text, name, parse_float=Decimal, parse_constant=_no_constant):
         record = _record(raw, name, number)
         if record.id in seen:
             raise Invalid(f"record id {record.id!r} already used on line {seen[record.id]}", where=where)

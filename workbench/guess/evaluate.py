@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import Invalid, ParseError
+from workbench import jsonl
+from workbench.errors import Invalid
 from workbench.guess.baseline import Found, PlainRecipe
 from workbench.guess.recall import PURPOSES
 from workbench.ids import META_GRAPH
@@ -60,29 +61,20 @@ def load_set(path: str | Path) -> tuple[Question, ...]:
     path = set_path(path)
     if not path.is_file():
         raise Invalid(f"no such question set: {path}")
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"not UTF-8 text (byte {exc.start})", where=str(path)) from None
     out: list[Question] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            q = _question(line, f"{path}:{number}")
-            if q.id in seen:
-                raise Invalid(f"field 'id': {q.id!r} is already used on line {seen[q.id]}", where=q.where)
-            seen[q.id] = number
-            out.append(q)
+    for where, number, raw in jsonl.json_lines(jsonl.read_text(path), str(path)):
+        q = _question(raw, where)
+        if q.id in seen:
+            raise Invalid(f"field 'id': {q.id!r} is already used on line {seen[q.id]}", where=q.where)
+        seen[q.id] = number
+        out.append(q)
     if not out:
         raise Invalid("the set holds no questions", where=str(path))
     return tuple(out)
 
 
-def _question(line: str, where: str) -> Question:
-    try:
-        raw = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"not JSON: {exc.msg} at column {exc.colno}", where=where) from None
+def _question(raw: Any, where: str) -> Question:
     if not isinstance(raw, dict):
         raise Invalid("a question must be a JSON object", where=where)
     if unknown := sorted(set(raw) - FIELDS):

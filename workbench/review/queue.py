@@ -128,18 +128,7 @@ def parse(lines: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
 
 def parse_file(path: Path) -> list[dict[str, Any]]:
     """A JSON Lines file of candidate records. Raises Invalid/ParseError naming file and line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise Invalid(f"not UTF-8 text ({exc.reason} at byte {exc.start})", where=str(path)) from None
-    lines: list[tuple[str, Any]] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            lines.append((f"{path}:{n}", json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise Invalid(f"not JSON: {exc.msg} (column {exc.colno})", where=f"{path}:{n}") from None
+    lines = [(where, raw) for where, _, raw in jsonl.json_lines(jsonl.read_text(path), str(path))]
     if not lines:
         raise Invalid("no candidates in the file", where=str(path))
     return parse(lines)

@@ -10,7 +10,6 @@ and a model's quoted span is found back in the piece it was shown.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import Invalid
-from workbench.jsonl import instant
+from workbench.jsonl import instant, json_lines
 
 CHUNK_CHARS = 6000
 SUFFIXES = {".txt": "text", ".md": "text", ".markdown": "text", ".jsonl": "turns"}
@@ -88,14 +87,7 @@ def _paragraphs(text: str) -> list[Turn]:
 
 def _turns(text: str, path: Path) -> list[Turn]:
     out: list[Turn] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise Invalid(f"not JSON: {exc.msg} (column {exc.colno})", where=where) from None
+    for where, n, raw in json_lines(text, str(path)):
         if not isinstance(raw, dict):
             raise Invalid('a turn must be a JSON object: {"speaker": ..., "time": ..., "text": ...}', where=where)
         extra = sorted(set(raw) - set(TURN_KEYS))
