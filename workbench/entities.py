@@ -105,10 +105,20 @@ def mint(store: Store, name: str, taken: set[str]) -> ox.NamedNode:
     raise Conflict(f"too many entities share the stem {stem!r}")
 
 
+def _label(name: str, lang: str | None) -> ox.Literal:
+    """A name as a literal, in ``lang`` if given. Raises Invalid for a tag that is not BCP 47."""
+    if not lang:
+        return ox.Literal(name)
+    try:
+        return ox.Literal(name, language=lang)
+    except ValueError as exc:
+        raise Invalid(f"{lang!r} is not a language tag (en, zh, pt-BR): {exc}", where="lang") from None
+
+
 def entity_quads(iri: ox.NamedNode, name: str, activity: ox.NamedNode, lang: str | None = None) -> list[ox.Quad]:
     """The quads that create an entity with its first name."""
     g = ENTITIES_GRAPH
-    label = ox.Literal(name, language=lang) if lang else ox.Literal(name)
+    label = _label(name, lang)
     return [
         ox.Quad(iri, RDF.type, WB.Entity, g),
         ox.Quad(iri, SKOS.prefLabel, label, g),
@@ -142,7 +152,7 @@ def add_alias(store: Store, ref: str, alias: str, *, actor: str, now: str, lang:
     if current.value in bound:
         return iri  # already a name of this entity: nothing to register
     act, quads = activity("alias", WB.AliasRegistration, actor=actor, now=now, graph=ENTITIES_GRAPH)
-    label = ox.Literal(alias, language=lang) if lang else ox.Literal(alias)
+    label = _label(alias, lang)
     g = ENTITIES_GRAPH
     quads += [
         ox.Quad(act, WB.aliasOf, iri, g),

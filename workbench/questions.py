@@ -32,6 +32,7 @@ class Questions:
     _clock: Callable[[], dt.datetime]
     _rules: RuleSet | None
     _relation_labels: Relations | None
+    _labels_version: str | None = None  # the store's version when the labels were read
 
     _rules_key: object = None  # what the cached rules were built from: rules_dir and the stored versions
 
@@ -75,10 +76,12 @@ class Questions:
         return frozenset(p.value for p in self._relations().by_key.values()) | declared
 
     def _relations(self) -> Relations:
-        """Relation labels, read once: they change only when vocabulary is imported through this
-        Workbench (init, import_files), which forgets them."""
-        if self._relation_labels is None:
+        """Relation labels, read again after the store changed (vocabulary comes with imports,
+        made through this Workbench or another acting on the same store)."""
+        version = self.store.version()
+        if self._relation_labels is None or version != self._labels_version:
             self._relation_labels = Relations.load(self.store)
+            self._labels_version = version
         return self._relation_labels
 
     def ask(

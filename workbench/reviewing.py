@@ -36,11 +36,17 @@ class Reviewing:
 
     # ------------------------------------------------------------------ users
 
-    def add_user(self, name: str, roles: Iterable[Role | str]) -> str:
-        """Add a user; returns their API token, shown this once. The first user must be an admin;
-        after that only an admin adds users. Raises Forbidden, Conflict, Invalid."""
+    def add_user(self, name: str, roles: Iterable[Role | str], *, groups: Iterable[str] = ()) -> str:
+        """Add a user (in ``groups``, such as ``group:atlas``); returns their API token, shown this
+        once. The first user must be an admin; after that only an admin adds users. Raises
+        Forbidden, Conflict, Invalid."""
         parsed = [r if isinstance(r, Role) else Role.parse(r) for r in roles]
-        return users.add(self.store, name, parsed, actor=self.user, now=self.now())
+        return users.add(self.store, name, parsed, actor=self.user, now=self.now(), groups=groups)
+
+    def set_groups(self, name: str, *, join: Iterable[str] = (), leave: Iterable[str] = ()) -> User:
+        """Put a user in groups and take them out of others (an admin's act): they then see the
+        sources visible to the groups they are in. Returns the user as they are now."""
+        return users.set_groups(self.store, name, join=join, leave=leave, actor=self.user, now=self.now())
 
     def users(self) -> list[User]:
         return users.users(self.store)

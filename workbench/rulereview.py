@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from workbench.review import rulebook
 from workbench.review.ruledryrun import DryRun
@@ -44,6 +44,20 @@ class RuleReview:
         reviewer acts, Conflict for a version not above every stored one."""
         return rulebook.propose(self.store, Path(path), actor=self.user, now=self.now(),
                                 relations=self.relations(), files=self.rule_files())
+
+    def rule_list(self: _Host) -> list[dict[str, Any]]:
+        """Each rule in the rules directory (drafts too, even when a test fails) and each stored
+        version: id, version, status, author, reading, kind, where it lives (its file, or
+        ``store``), its number of test cases, and whether it answers questions now (a signed-off
+        stored version takes over from the file). What ``workbench rules list --json`` prints."""
+        answering = {(r.id, r.version) for r in self.rules.rules}
+        rows = [{"id": r.id, "version": r.version, "status": r.status, "author": r.author, "reading": r.reading,
+                 "kind": r.kind, "where": r.file, "tests": len(r.tests), "answers": (r.id, r.version) in answering}
+                for r in self.rule_files().rules]
+        rows += [{"id": v.id, "version": v.version, "status": v.status, "author": v.author, "reading": None,
+                  "kind": None, "where": "store", "tests": None, "answers": (v.id, v.version) in answering}
+                 for v in rulebook.versions(self.store)]
+        return rows
 
     def rule_versions(self: _Host, rule_id: str | None = None) -> list[rulebook.Version]:
         """Stored versions of a rule (or of every rule), oldest first."""

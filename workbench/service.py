@@ -26,6 +26,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from workbench import entities, lifecycle, records
+from workbench.access.views import Views, ViewStore, viewer
 from workbench.errors import Invalid, Unsupported
 from workbench.guess.memory import RecordVectors
 from workbench.guess.names import NameIndex
@@ -93,6 +94,9 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         self.rules_dir = Path(rules_dir)
         self._rules: RuleSet | None = None
         self._relation_labels: Relations | None = None
+        self._views: Views | None = None
+        self._seen: dict[str, Workbench] = {}
+        self.reader: str | None = None  # who reads (see seen_by); None: the store's owner, everything
 
     @classmethod
     def open(
@@ -112,6 +116,68 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         another process holds it or the server does not answer.
         """
         return cls(open_store(location, create=create, timeout=timeout), user=user, clock=clock, encoder=encoder)
+
+    # ------------------------------------------------------------------ who reads
+
+    def seen_by(self, name: str | None) -> Workbench:
+        """This Workbench as ``name`` may see it (access follows the source: see
+        :mod:`workbench.access.views`). Someone who may see every source gets a Workbench on this
+        store, acting as them, sharing this one's caches; anyone else one that reads a view
+        without what they may not see, so that every answer, count, recall bundle, guess and
+        error reflects only that. None is the store's owner on this machine: everything.
+        Write through ``self``, never through a restricted view (it refuses)."""
+        if name is None:
+            return self
+        reader = viewer(self.store, name)
+        found: Workbench | None
+        if not self._viewed().restricted(reader):
+            found = self.acting_as(name)
+        else:
+            view = self._viewed().view(reader)
+            found = self._seen.get(reader.key)
+            if found is None or found.store is not view:
+                found = Workbench(view, user=name, clock=self._clock, rules_dir=self.rules_dir,
+                                  encoder=self.encoder_spec)
+                found.reader = name
+                self._seen[reader.key] = found
+        # Rules come from files and the rules graph, the same for every reader; each use checks
+        # them against the store, so whichever Workbench loaded them last serves the others.
+        if found._rules is not None and self._rules is None:
+            self._rules, self._rules_key = found._rules, found._rules_key
+        found._rules, found._rules_key = self._rules, self._rules_key
+        return found
+
+    def sparql_store(self, name: str | None) -> Store:
+        """The store a SPARQL query from ``name`` runs over. For a named reader always a view
+        (no token hashes; for a restricted reader, nothing they may not see), so that ``GRAPH
+        ?g``, ``FROM`` and the Protocol's dataset parameters cannot reach past it; for the
+        store's owner (None) the store itself."""
+        if name is None or isinstance(self.store, ViewStore):
+            return self.store
+        return self._viewed().view(viewer(self.store, name))
+
+    def _viewed(self) -> Views:
+        if self._views is None:
+            self._views = Views(self.store)
+        return self._views
+
+    def acting_as(self, name: str | None) -> Workbench:
+        """This store and this Workbench's caches, with ``name`` acting (the one writes are
+        attributed to): what it marks stale (after an approval) is this one's own index. It
+        reads everything: let only those who may see every source read through it, and check
+        what a write names against :meth:`seen_by` first."""
+        if name is None:
+            return self
+        acting: Workbench | None = self._seen.get("=" + name)
+        if acting is None:
+            acting = Workbench(self.store, user=name, clock=self._clock, rules_dir=self.rules_dir,
+                               encoder=self.encoder_spec)
+            acting._vectors, acting._names, acting._things = self.record_vectors(), self.name_index(), self.things()
+            acting._views = self._viewed()
+            acting.reader = name
+            self._seen["=" + name] = acting
+        acting._rules, acting._rules_key = self._rules, self._rules_key
+        return acting
 
     def now(self) -> str:
         return self._clock().astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
@@ -346,7 +412,7 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
             except ValueError as exc:
                 raise Invalid(f"{text!r} is not a graph IRI: {exc}") from exc
 
-        return self.store.query_raw(
+        return self.sparql_store(self.reader).query_raw(
             query,
             results=results,
             graph=graph,

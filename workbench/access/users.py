@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import hmac
 import secrets
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -58,12 +58,13 @@ class Role(enum.Enum):
 class User:
     name: str
     roles: frozenset[Role]
+    groups: frozenset[str] = frozenset()  # e.g. "group:atlas": they see what is visible to these
 
     def may(self, role: Role) -> bool:
         return role in self.roles or Role.ADMIN in self.roles
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "roles": sorted(r.value for r in self.roles)}
+        return {"name": self.name, "roles": sorted(r.value for r in self.roles), "groups": sorted(self.groups)}
 
 
 def _hash(token: str) -> str:
@@ -72,25 +73,52 @@ def _hash(token: str) -> str:
 
 def users(store: Store) -> list[User]:
     """Every user, by name."""
+    return list(_directory(store)[0].values())
+
+
+# Users and token hashes of stores this process owns, read again only after the store changed:
+# every request to the server looks up its token, and the reader's groups.
+_DIRECTORIES: weakref.WeakKeyDictionary[Store, tuple[str, dict[str, User], dict[str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _directory(store: Store) -> tuple[dict[str, User], dict[str, str]]:
+    """(users by name, names by token hash), cached per version of a store this process owns."""
+    version = store.version() if store.owned else None
+    cached = _DIRECTORIES.get(store)
+    if version is not None and cached is not None and cached[0] == version:
+        return cached[1], cached[2]
     rows = store.select(
-        PREFIXES + f"SELECT ?u ?r WHERE {{ GRAPH {USERS_GRAPH} {{ ?u a wb:User . OPTIONAL {{ ?u wb:role ?r }} }} }}"
+        PREFIXES + f"""SELECT ?u ?r ?g ?h WHERE {{ GRAPH {USERS_GRAPH} {{ ?u a wb:User .
+        {{ ?u wb:role ?r }} UNION {{ ?u wb:memberOf ?g }} UNION {{ ?u wb:tokenHash ?h }} UNION {{ }} }} }}"""
     )
-    found: dict[str, set[Role]] = {}
+    found: dict[str, tuple[set[Role], set[str]]] = {}
+    hashes: dict[str, str] = {}
     by_iri = {r.iri.value: r for r in Role}
     for row in rows:
         name = id_from_iri(row["u"])  # type: ignore[arg-type]
-        roles = found.setdefault(name, set())
+        roles, groups = found.setdefault(name, (set(), set()))
         if row["r"] is not None:
             roles.add(by_iri[row["r"].value])
-    return [User(n, frozenset(r)) for n, r in sorted(found.items())]
+        if row["g"] is not None:
+            groups.add(id_from_iri(row["g"]))  # type: ignore[arg-type]
+        if row["h"] is not None:
+            hashes[row["h"].value] = name
+    everyone = {n: User(n, frozenset(r), frozenset(g)) for n, (r, g) in sorted(found.items())}
+    if version is not None:
+        _DIRECTORIES[store] = (version, everyone, hashes)
+    return everyone, hashes
 
 
 def user(store: Store, name: str) -> User | None:
-    return next((u for u in users(store) if u.name == name), None)
+    return _directory(store)[0].get(name)
 
 
-def add(store: Store, name: str, roles: Iterable[Role], *, actor: str, now: str) -> str:
-    """Add a user with roles; returns their API token (shown once, stored as a hash).
+def add(
+    store: Store, name: str, roles: Iterable[Role], *, actor: str, now: str, groups: Iterable[str] = ()
+) -> str:
+    """Add a user with roles (and groups); returns their API token (shown once, stored as a hash).
 
     Raises Invalid for a blank name or no role, Conflict for a name already taken, Forbidden when
     ``actor`` is not an admin (or, on a store with no users yet, when the first user is not one).
@@ -118,10 +146,32 @@ def add(store: Store, name: str, roles: Iterable[Role], *, actor: str, now: str)
         ox.Quad(who, RDFS.label, ox.Literal(name), USERS_GRAPH),
         ox.Quad(who, WB.tokenHash, ox.Literal(_hash(token)), USERS_GRAPH),
         *(ox.Quad(who, WB.role, r.iri, USERS_GRAPH) for r in sorted(wanted, key=lambda r: r.value)),
+        *(ox.Quad(who, WB.memberOf, agent_iri(g), USERS_GRAPH) for g in _groups(groups)),
         ox.Quad(act, PROV.generated, who, USERS_GRAPH),
     ]
     store.write(Batch(quads=quads))
     return token
+
+
+def _groups(names: Iterable[str]) -> list[str]:
+    out = sorted({n.strip() for n in names})
+    if "" in out:
+        raise Invalid("a group needs a name, such as group:atlas")
+    return out
+
+
+def set_groups(store: Store, name: str, *, join: Iterable[str] = (), leave: Iterable[str] = (), actor: str,
+               now: str) -> User:
+    """Add ``name`` to groups and take them out of others (an admin's act, attributed). Returns the
+    user as they are now. Raises NotFound for an unknown user, Forbidden for a non-admin."""
+    require(store, actor, Role.ADMIN, "change who belongs to which group")
+    get(store, name)
+    who = agent_iri(name)
+    act, quads = activity("membership", WB.MembershipChanged, actor=actor, now=now, graph=USERS_GRAPH)
+    quads += [ox.Quad(act, PROV.used, who, USERS_GRAPH)]
+    quads += [ox.Quad(who, WB.memberOf, agent_iri(g), USERS_GRAPH) for g in _groups(join)]
+    store.apply(insert=quads, delete=[ox.Quad(who, WB.memberOf, agent_iri(g), USERS_GRAPH) for g in _groups(leave)])
+    return get(store, name)
 
 
 def require(store: Store, name: str, role: Role, doing: str) -> User:
@@ -138,13 +188,12 @@ def require(store: Store, name: str, role: Role, doing: str) -> User:
 
 def by_token(store: Store, token: str) -> User:
     """The user a bearer token belongs to. Raises Forbidden for an unknown token."""
-    rows = store.select(PREFIXES + f"SELECT ?u ?h WHERE {{ GRAPH {USERS_GRAPH} {{ ?u wb:tokenHash ?h }} }}")
+    everyone, hashes = _directory(store)
     digest = _hash(token)
-    for row in rows:
-        if hmac.compare_digest(row["h"].value, digest):  # type: ignore[union-attr]
-            found = user(store, id_from_iri(row["u"]))  # type: ignore[arg-type]
-            if found:
-                return found
+    # A dict lookup by the hash: the hash of a secret token, so its timing tells nothing useful.
+    name = hashes.get(digest)
+    if name is not None and name in everyone:
+        return everyone[name]
     raise Forbidden("unknown or revoked token")
 
 

@@ -140,3 +140,52 @@ def recall(sizes: list[tuple[str, int]], full: bool, queries: int, seed: int, wo
     recall_main(sizes, n_queries=queries, seed=seed, workdir=workdir,
                 hnsw="none" if no_hnsw else "all" if hnsw_all else "default", minilm=not no_minilm, full=full,
                 markdown=markdown, out=out, echo=click.echo)
+
+
+def _client_counts(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
+    try:
+        counts = [int(s) for s in value.split(",") if s.strip()]
+    except ValueError:
+        raise click.BadParameter(f"not a list of client counts: {value!r} (use e.g. 1,8)") from None
+    if not counts or any(n < 1 for n in counts):
+        raise click.BadParameter(f"client counts must be 1 or more: {value!r}")
+    return sorted(set(counts))
+
+
+@bench.command("serve")
+@click.option("--relations", default="100k", show_default=True, callback=_size, metavar="SIZE",
+              help="Synthetic relations in the store (10k, 100k, 2500) or worlds (3w).")
+@click.option("--full", is_flag=True, help="1.27M relations, the essay's size (overrides --relations).")
+@click.option("--requests", default=5000, show_default=True, type=click.IntRange(min=1),
+              help="Requests per cell (server x query x clients), each on a different subject.")
+@click.option("--clients", default="1,8", show_default=True, callback=_client_counts,
+              help="Comma-separated numbers of concurrent clients (threads with a keep-alive connection each).")
+@click.option("--warmup", default=200, show_default=True, type=click.IntRange(min=0),
+              help="Warm-up requests per server and query, on subjects the cells do not use.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic worlds and of the subjects.")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the files, stores and server logs here (default: a temporary directory, removed afterwards).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the results, every latency sample included, as JSON here.")
+@click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the results into the '## Serving' section of this Markdown file.")
+@click.option("--profile", "profile_to", type=click.Path(dir_okay=False, path_type=Path),
+              help="After the cells, sample workbench serve with py-spy under point queries at the most clients; "
+                   "collapsed stacks to this file, the top functions printed.")
+@click.pass_context
+def serve(ctx: click.Context, relations: Size | None, full: bool, requests: int, clients: list[int], warmup: int,
+          seed: int, workdir: Path | None, out: Path | None, markdown: Path | None, profile_to: Path | None) -> None:
+    """workbench serve under load beside a bare oxigraph serve over the same quads: p50/p99
+    latency, req/s and errors of a point query and an inheritance query, each request on a
+    different subject, at 1 and 8 concurrent clients; Workbench with access control on (a
+    viewer's token, a restricted record in the data). Exits 1 if any request failed.
+
+    Example: workbench bench serve --markdown docs/benchmarks.md
+    """
+    from workbench.bench.serve import main as serve_main
+
+    result = serve_main(relations, full=full, requests=requests, clients=clients, warmup=warmup, seed=seed,
+                        workdir=workdir, markdown=markdown, out=out, profile_to=profile_to, echo=click.echo)
+    if result.errors:
+        click.echo(f"error: {result.errors:,} requests were not answered 200 (see ERRORS above)", err=True)
+        ctx.exit(1)

@@ -44,6 +44,7 @@ class Context:
     ) -> None:
         self.location = endpoint or store or os.environ.get("WORKBENCH_STORE") or DEFAULT_STORE
         self.user = user
+        self.reader = user or os.environ.get("WORKBENCH_USER") or None  # named readers see what they may
         self.timeout = timeout
         self.encoder = encoder
 
@@ -57,8 +58,13 @@ def _emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True))
 
 
-def command(group: click.Group, name: str | None = None) -> Callable[[F], F]:
-    """A subcommand that opens the store, maps Workbench errors to one stderr line, and closes."""
+def command(group: click.Group, name: str | None = None, *, writes: bool = False) -> Callable[[F], F]:
+    """A subcommand that opens the store, maps Workbench errors to one stderr line, and closes.
+
+    A command that only reads runs on the store as the person named by ``--as`` (or
+    $WORKBENCH_USER) may see it: access follows the source, here as over HTTP. Without either,
+    the store's owner on this machine reads everything. ``writes`` commands act on the store.
+    """
 
     def wrap(fn: F) -> F:
         @group.command(name=name, help=fn.__doc__)
@@ -67,7 +73,7 @@ def command(group: click.Group, name: str | None = None) -> Callable[[F], F]:
         def run(ctx: Context, *args: Any, **kwargs: Any) -> None:
             try:
                 with ctx.open(create=fn.__name__ == "init") as wb:
-                    fn(wb, *args, **kwargs)
+                    fn(wb if writes else wb.seen_by(ctx.reader), *args, **kwargs)
             except WorkbenchError as exc:
                 click.echo(f"error: {exc}", err=True)
                 sys.exit(1)
@@ -121,7 +127,7 @@ def main(
 # ---------------------------------------------------------------------- setting up, import, export
 
 
-@command(main)
+@command(main, writes=True)
 @click.option("--sample", is_flag=True, help="Also load the sample data in data/.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import reports as JSON.")
 def init(wb: Workbench, sample: bool, as_json: bool) -> None:
@@ -138,7 +144,7 @@ def init(wb: Workbench, sample: bool, as_json: bool) -> None:
         click.echo(f"  {Path(r.files[0]).name}: {r.summary()}")
 
 
-@command(main, "import")
+@command(main, "import", writes=True)
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(
     "--type",
@@ -213,7 +219,7 @@ def entities_list(wb: Workbench, as_json: bool) -> None:
         click.echo(f"{e.iri}  {' / '.join(e.names)}" + (f"  aliases: {aliases}" if aliases else "") + merged)
 
 
-@command(entities, "add")
+@command(entities, "add", writes=True)
 @click.argument("name")
 @click.option("--lang", help="Language tag of the name, e.g. en, zh.")
 def entities_add(wb: Workbench, name: str, lang: str | None) -> None:
@@ -221,7 +227,7 @@ def entities_add(wb: Workbench, name: str, lang: str | None) -> None:
     click.echo(wb.add_entity(name, lang=lang).value)
 
 
-@command(entities, "alias")
+@command(entities, "alias", writes=True)
 @click.argument("entity")
 @click.argument("alias")
 @click.option("--lang", help="Language tag of the alias, e.g. zh.")
@@ -234,7 +240,7 @@ def entities_alias(wb: Workbench, entity: str, alias: str, lang: str | None) -> 
     click.echo(f"{alias!r} now names {iri.value}")
 
 
-@command(entities, "merge")
+@command(entities, "merge", writes=True)
 @click.argument("keep")
 @click.argument("other")
 @click.option("--reason", required=True, help="Why they are the same.")
@@ -243,7 +249,7 @@ def entities_merge(wb: Workbench, keep: str, other: str, reason: str) -> None:
     click.echo(f"merged; act {wb.merge(keep, other, reason=reason).value}")
 
 
-@command(entities, "split")
+@command(entities, "split", writes=True)
 @click.argument("entity")
 @click.option("--reason", required=True, help="Why they are not the same after all.")
 def entities_split(wb: Workbench, entity: str, reason: str) -> None:
@@ -342,7 +348,7 @@ def history(wb: Workbench, record_id: str, as_json: bool) -> None:
             click.echo(_show(c))
 
 
-@command(main)
+@command(main, writes=True)
 @click.argument("old")
 @click.option("--by", "new", required=True, metavar="NEW_ID", help="The recorded correction.")
 @click.option("--reason", required=True)
@@ -355,7 +361,7 @@ def supersede(wb: Workbench, old: str, new: str, reason: str) -> None:
     click.echo(f"{old} is superseded by {new}")
 
 
-@command(main)
+@command(main, writes=True)
 @click.argument("record_id")
 @click.option("--reason", required=True)
 def retract(wb: Workbench, record_id: str, reason: str) -> None:
@@ -364,7 +370,7 @@ def retract(wb: Workbench, record_id: str, reason: str) -> None:
     click.echo(f"{record_id} retracted")
 
 
-@command(main)
+@command(main, writes=True)
 @click.argument("record_id")
 @click.option("--reason", required=True, help="Why it is erased (kept on the tombstone).")
 def erase(wb: Workbench, record_id: str, reason: str) -> None:

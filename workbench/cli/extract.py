@@ -11,7 +11,7 @@ from workbench.review.prompts import DEFAULT, VERSIONS
 from workbench.service import Workbench
 
 
-@command(main)
+@command(main, writes=True)
 @click.argument("transcripts", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--llm-url", required=True, envvar="WORKBENCH_LLM_URL", show_envvar=True, metavar="URL",
               help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (llama.cpp), "

@@ -117,15 +117,7 @@ def rules() -> None:
 def rules_list(wb: Workbench, as_json: bool) -> None:
     """Each rule, in rules/ and stored versions: id, version, status, author, where it lives, and
     whether it answers questions now (a signed-off stored version takes over from the file)."""
-    found = wb.rule_files().rules  # drafts too, and listed even when a test fails
-    stored = wb.rule_versions()
-    answering = {(r.id, r.version) for r in wb.rules.rules}
-    rows = [{"id": r.id, "version": r.version, "status": r.status, "author": r.author, "reading": r.reading,
-             "kind": r.kind, "where": r.file, "tests": len(r.tests), "answers": (r.id, r.version) in answering}
-            for r in found]
-    rows += [{"id": v.id, "version": v.version, "status": v.status, "author": v.author, "reading": None,
-              "kind": None, "where": "store", "tests": None, "answers": (v.id, v.version) in answering}
-             for v in stored]
+    rows = wb.rule_list()
     if as_json:
         _emit(rows)
         return

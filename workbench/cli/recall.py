@@ -50,7 +50,7 @@ def index_status(wb: Workbench) -> None:
     _emit(wb.index_status())
 
 
-@command(index, "rebuild")
+@command(index, "rebuild", writes=True)
 @click.option("--encoder", "encoder_spec", metavar="NAME", help="Rebuild with this encoder (hashing, minilm, ...).")
 def index_rebuild(wb: Workbench, encoder_spec: str | None) -> None:
     """Drop the indexes and build them again from the store (the store is not touched)."""

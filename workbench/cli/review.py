@@ -19,14 +19,19 @@ from workbench.service import Workbench
 
 @main.group()
 def users() -> None:
-    """Users and their roles: viewer, curator, reviewer, admin."""
+    """Users, their roles (viewer, curator, reviewer, admin) and their groups.
+
+    A source imported with visible_to (people or groups such as group:atlas) is seen only by
+    those people, members of those groups, and admins; a source with none by everyone."""
 
 
-@command(users, "add")
+@command(users, "add", writes=True)
 @click.argument("name")
 @click.option("--role", "roles", multiple=True, required=True, type=click.Choice([r.value for r in Role]),
               help="A role to grant (repeat for several).")
-def users_add(wb: Workbench, name: str, roles: tuple[str, ...]) -> None:
+@click.option("--group", "groups", multiple=True, metavar="GROUP",
+              help="A group they belong to, such as group:atlas (repeatable): they see its sources.")
+def users_add(wb: Workbench, name: str, roles: tuple[str, ...], groups: tuple[str, ...]) -> None:
     """Add a user and print their API token, this once (only its hash is kept).
 
     The first user of a store must be an admin; after that only an admin (--as) adds users.
@@ -34,9 +39,9 @@ def users_add(wb: Workbench, name: str, roles: tuple[str, ...]) -> None:
     \b
     Examples:
       workbench --as root users add root --role admin
-      workbench --as root users add cora --role curator
+      workbench --as root users add cora --role curator --group group:atlas
     """
-    token = wb.add_user(name, roles)
+    token = wb.add_user(name, roles, groups=groups)
     click.echo(f"added {name} ({', '.join(roles)}); their token, shown only now:")
     click.echo(token)
 
@@ -50,7 +55,23 @@ def users_list(wb: Workbench, as_json: bool) -> None:
         _emit([u.to_json() for u in found])
         return
     for u in found:
-        click.echo(f"{u.name}: {', '.join(sorted(r.value for r in u.roles))}")
+        groups = f"; groups: {', '.join(sorted(u.groups))}" if u.groups else ""
+        click.echo(f"{u.name}: {', '.join(sorted(r.value for r in u.roles))}{groups}")
+
+
+@command(users, "groups", writes=True)
+@click.argument("name")
+@click.option("--join", multiple=True, metavar="GROUP", help="Add them to this group (repeatable).")
+@click.option("--leave", multiple=True, metavar="GROUP", help="Take them out of this group (repeatable).")
+def users_groups(wb: Workbench, name: str, join: tuple[str, ...], leave: tuple[str, ...]) -> None:
+    """Change which groups a user is in (an admin's act, attributed), and print them.
+
+    \b
+    Example:
+      workbench --as root users groups cora --join group:family --leave group:atlas
+    """
+    found = wb.set_groups(name, join=join, leave=leave)
+    click.echo(f"{found.name}: groups {', '.join(sorted(found.groups)) or '(none)'}")
 
 
 @main.group()
@@ -64,7 +85,7 @@ def _line(c: Candidate) -> str:
     return f"{c.id} [{c.status}{by}] {c.record.get('statement', '')}{src}"
 
 
-@command(candidates, "import")
+@command(candidates, "import", writes=True)
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 def candidates_import(wb: Workbench, file: Path) -> None:
     """Queue the candidate records of FILE (JSON Lines in the memory-record format; a line may
@@ -124,7 +145,7 @@ def _chosen(wb: Workbench, ids: tuple[str, ...], all_: bool, text: str | None) -
     return list(ids) if ids else [c.id for c in wb.candidates(status="pending", text=text)]
 
 
-@command(review, "approve")
+@command(review, "approve", writes=True)
 @click.argument("ids", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every pending candidate (with --text: those matching).")
 @click.option("--text", metavar="WORDS", help="With --all: only candidates whose statement contains these words.")
@@ -164,7 +185,7 @@ def review_approve(wb: Workbench, ids: tuple[str, ...], all_: bool, text: str | 
     click.echo(f"approved {len(done)}: {', '.join(done)}" if done else "nothing to approve")
 
 
-@command(review, "reject")
+@command(review, "reject", writes=True)
 @click.argument("ids", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every pending candidate (with --text: those matching).")
 @click.option("--text", metavar="WORDS", help="With --all: only candidates whose statement contains these words.")
@@ -176,7 +197,7 @@ def review_reject(wb: Workbench, ids: tuple[str, ...], all_: bool, text: str | N
     click.echo(f"rejected {len(chosen)}: {', '.join(chosen)}")
 
 
-@command(review, "merge")
+@command(review, "merge", writes=True)
 @click.argument("keep")
 @click.argument("others", nargs=-1, required=True)
 def review_merge(wb: Workbench, keep: str, others: tuple[str, ...]) -> None:

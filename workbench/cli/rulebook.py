@@ -29,7 +29,7 @@ def _line(v: Version) -> str:
     return out
 
 
-@command(rules, "propose")
+@command(rules, "propose", writes=True)
 @click.argument("file", type=click.Path(dir_okay=False))
 @JSON
 def rules_propose(wb: Workbench, file: str, as_json: bool) -> None:
@@ -97,7 +97,7 @@ def _show(v: Version, as_json: bool) -> None:
         click.echo(_line(v))
 
 
-@command(rules, "signoff")
+@command(rules, "signoff", writes=True)
 @click.argument("rule")
 @VERSION
 @click.option("--comment", required=True, help="What you checked, in a few words (kept with the sign-off).")
@@ -113,7 +113,7 @@ def rules_signoff(wb: Workbench, rule: str, version: int | None, comment: str, a
     _show(wb.signoff_rule(rule, comment=comment, version=version), as_json)
 
 
-@command(rules, "retire")
+@command(rules, "retire", writes=True)
 @click.argument("rule")
 @click.option("--version", "version", type=click.IntRange(min=1), metavar="N",
               help="Which version (default: the active one).")

@@ -12,7 +12,7 @@ from workbench.cli import command, main
 from workbench.service import Workbench
 
 
-@command(main)
+@command(main, writes=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default).")
 @click.option("--port", default=7000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--query-timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True),

@@ -4,16 +4,11 @@ Over HTTP the bearer token decides who acts; the server never trusts a name. A s
 users at all (a fresh local store) is open to requests without a token, as the CLI is; once it
 has a user, every request needs a valid token.
 
-Every query goes through :func:`dataset_for`. Today it lets a user see everything. It is the one
-place where source visibility (issue 6, part 2) will restrict the dataset a query runs over, so
-that ``GRAPH ?g``, ``FROM`` / ``FROM NAMED`` and the Protocol's dataset parameters all stay
-inside what the requester may see.
+What the user may then see is the service's business (:meth:`Workbench.seen_by`): every
+request, SPARQL or JSON, runs on the store as that user may see it.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from dataclasses import dataclass
 
 from workbench.access import users
 from workbench.access.users import User
@@ -45,35 +40,3 @@ def authenticate(wb: Workbench, authorization: str | None) -> User | None:
     except Forbidden:
         raise ProtocolError(401, "unknown or revoked token",
                             headers={"WWW-Authenticate": f'{REALM}, error="invalid_token"'}) from None
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """The graphs a requester may query. ``everything`` today; part 2 lists visible graphs."""
-
-    everything: bool = True
-
-    def restrict(
-        self, default_graphs: Sequence[str] | None, named_graphs: Sequence[str] | None
-    ) -> tuple[list[str] | None, list[str] | None]:
-        """The dataset a query runs over, given the one the request asked for (None: not asked).
-
-        With ``everything`` the request's choice stands. Part 2 will intersect it with the
-        visible graphs, and turn "not asked" into "the visible graphs" so that the query's own
-        FROM / FROM NAMED cannot reach past them.
-        """
-        if not self.everything:  # pragma: no cover - part 2
-            raise NotImplementedError("source visibility comes with issue 6, part 2")
-        return (
-            None if default_graphs is None else list(default_graphs),
-            None if named_graphs is None else list(named_graphs),
-        )
-
-
-def dataset_for(user: User | None) -> Dataset:
-    """What ``user`` may query (None: a request to an open store with no users).
-
-    >>> dataset_for(None).restrict(["http://example.org/g"], None)
-    (['http://example.org/g'], None)
-    """
-    return Dataset(everything=True)

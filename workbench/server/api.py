@@ -3,8 +3,11 @@
 
 Each request: who asks (the bearer token; the server never trusts a claimed name), the fields
 checked against the route table (400 naming the field), one Workbench call in a worker thread on
-a per-request view acting as the token's user, and the result's ``to_json()``. Review routes
-write, so they need a token even on a store with no users (401 otherwise). Errors are
+the store as the token's user may see it (:meth:`Workbench.seen_by`; writes act on the store
+itself, as that user), and the result's ``to_json()``. Routes that write (the table's
+``writes``) need a token even on a store with no users (401 otherwise); the roles a service
+call does not check itself are checked first (the table's ``role``, :func:`calls.guarded`).
+Calls longer than a line live in :mod:`workbench.server.calls`. Errors are
 :meth:`WorkbenchError.to_json` with the error's status. No CORS headers are sent.
 """
 
@@ -21,9 +24,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from workbench.access.users import User
-from workbench.errors import Invalid, ParseError
+from workbench.access import users
+from workbench.access.users import Role, User
+from workbench.errors import Invalid, NotFound, ParseError
 from workbench.model import Status
+from workbench.server import calls
 from workbench.server.access import REALM, authenticate
 from workbench.server.protocol import ProtocolError
 from workbench.server.routes import ROUTES, TABLE, ApiRoute, openapi, validate
@@ -31,6 +36,7 @@ from workbench.server.sparql import read_body
 from workbench.service import Workbench
 
 KINDS = {401: "Unauthorized", 413: "TooLarge"}
+BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}  # in query strings
 Call = Callable[[Workbench, dict[str, Any]], Any]
 
 
@@ -68,8 +74,69 @@ CALLS: dict[str, Call] = {
     "candidates": _candidates,
     "approve": lambda wb, a: wb.approve(a["ids"], edits=a.get("edits"), create=a.get("create", ())),
     "reject": lambda wb, a: wb.reject(a["ids"], reason=a["reason"]),
+    # entities and imports (routes_entities)
+    "entities": lambda wb, a: [e.to_json() for e in wb.entities()],
+    "entity": lambda wb, a: wb.entity(a["ref"]).to_json(),
+    "resolve": lambda wb, a: wb.resolve(a["name"]).to_json(),
+    "add_entity": lambda wb, a: {"iri": wb.add_entity(a["name"], lang=a.get("lang")).value},
+    "add_alias": lambda wb, a: {"iri": wb.add_alias(a["entity"], a["alias"], lang=a.get("lang")).value},
+    "merge": lambda wb, a: {"iri": wb.merge(a["keep"], a["other"], reason=a["reason"]).value},
+    "split": lambda wb, a: {"iri": wb.split(a["entity"], reason=a["reason"]).value},
+    "import_records": calls.import_records,
+    "import_rdf": calls.import_rdf,
+    # review, records, users (routes_review)
+    "candidate": lambda wb, a: wb.candidate(a["id"]).to_json(),
+    "check_candidate": lambda wb, a: wb.check_candidate(a["id"]).to_json(),
+    "merge_candidates": lambda wb, a: wb.merge_candidates(a["keep"], a["others"]),
+    "summaries": lambda wb, a: [s.to_json() for s in wb.summaries(of=a.get("of"),
+                                                                  include_stale=a.get("include_stale", False))],
+    "audit": lambda wb, a: [e.to_json() for e in wb.audit(a["id"])],
+    "history": lambda wb, a: [r.to_json() for r in wb.history(a["id"])],
+    "supersede": lambda wb, a: wb.supersede(a["id"], a["by"], reason=a["reason"]),
+    "retract": lambda wb, a: wb.retract(a["id"], reason=a["reason"]),
+    "erase": lambda wb, a: wb.erase(a["id"], reason=a["reason"]).to_json(),
+    "users": lambda wb, a: [u.to_json() for u in wb.users()],
+    "add_user": lambda wb, a: {"name": a["name"].strip(),
+                               "token": wb.add_user(a["name"], a["roles"], groups=a.get("groups", ()))},
+    # rules and evaluation (routes_rules)
+    "rule_list": lambda wb, a: wb.rule_list(),
+    "rule_versions": lambda wb, a: [v.to_json(text=True) for v in wb.rule_versions(a.get("rule"))],
+    "propose_rules": calls.propose_rules,
+    "run_rule_tests": calls.run_rule_tests,
+    "dry_run_rule": lambda wb, a: wb.dry_run_rule(a["rule"], a.get("version")).to_json(),
+    "signoff_rule": lambda wb, a: wb.signoff_rule(a["rule"], comment=a["comment"],
+                                                  version=a.get("version")).to_json(text=True),
+    "retire_rule": lambda wb, a: wb.retire_rule(a["rule"], reason=a["reason"],
+                                                version=a.get("version")).to_json(text=True),
+    "rule_history": lambda wb, a: [{**e.version.to_json(text=True), "diff": e.diff}
+                                   for e in wb.rule_history(a["rule"])],
+    "export_rules": calls.export_rules,
+    "eval": calls.evaluate,
+}
+# The fields of write routes that name something: a user who may not see it is told it does not
+# exist, exactly as for a missing one (NotFound from the same lookup on their view).
+NAMES: dict[str, dict[str, str]] = {
+    "approve": {"ids": "candidate"}, "reject": {"ids": "candidate"},
+    "merge_candidates": {"keep": "candidate or record", "others": "candidate"},
+    "supersede": {"id": "record", "by": "record"}, "retract": {"id": "record"}, "erase": {"id": "record"},
+    "merge": {"keep": "entity", "other": "entity"}, "add_alias": {"entity": "entity"}, "split": {"entity": "entity"},
+}
+
+
+def _candidate_or_record(wb: Workbench, ref: str) -> None:
+    try:
+        wb.candidate(ref)
+    except NotFound:
+        wb.record(ref)
+
+
+LOOKUPS: dict[str, Callable[[Workbench, str], Any]] = {
+    "candidate": lambda wb, ref: wb.candidate(ref), "record": lambda wb, ref: wb.record(ref),
+    "entity": lambda wb, ref: wb.entity(ref), "candidate or record": _candidate_or_record,
 }
 assert set(CALLS) == set(ROUTES), "every route in the table has a call, and no call is without a route"
+# The roles the API checks itself, for calls whose service method checks none (the table says which).
+CALLS = {name: calls.guarded(ROUTES[name], call) for name, call in CALLS.items()}
 
 
 @dataclass
@@ -78,8 +145,8 @@ class Api:
 
     wb: Workbench
     max_body: int
-    # One call at a time: the views share the base Workbench's caches (rules, relation labels,
-    # vector indexes), which are not built for concurrent use.
+    # One call at a time: the Workbenches acting for each user share the base one's caches
+    # (rules, relation labels, vector indexes), which are not built for concurrent use.
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def routes(self) -> list[Route]:
@@ -113,26 +180,21 @@ class Api:
         return JSONResponse(result)
 
     def _call(self, route: ApiRoute, user: User | None, args: dict[str, Any]) -> Any:
+        name = None if user is None else user.name
         with self.lock:
-            view = self._view(user)
-            try:
-                return CALLS[route.name](view, args)
-            finally:
-                if view is not self.wb and view._rules is not None:  # rules loaded for this view serve the next
-                    self.wb._rules, self.wb._rules_key = view._rules, view._rules_key
-
-    def _view(self, user: User | None) -> Workbench:
-        """The base Workbench acting as ``user``: the same store object and the same caches."""
-        if user is None:
-            return self.wb
-        base = self.wb
-        view = Workbench(base.store, user=user.name, clock=base._clock, rules_dir=base.rules_dir,
-                         encoder=base.encoder_spec)
-        # Share the caches: what a view marks stale (after approve) is the base's own index.
-        view._vectors, view._names, view._things = base.record_vectors(), base.name_index(), base.things()
-        view._relation_labels = base._relations()
-        view._rules, view._rules_key = base._rules, base._rules_key
-        return view
+            seen = self.wb.seen_by(name)
+            if not route.writes:
+                return CALLS[route.name](seen, args)
+            # A write acts on the store itself, as the token's user; what it names must be
+            # something they may see, or it is as unknown to them as a missing id.
+            if route.role is not None:  # a missing role is said first: 403 before any lookup
+                users.require(self.wb.store, name or self.wb.user, Role(route.role), route.act or route.name)
+            if seen.store is not self.wb.store:
+                for fieldname, kind in NAMES.get(route.name, {}).items():
+                    given = args.get(fieldname)
+                    for value in given if isinstance(given, list) else [given] if given else []:
+                        LOOKUPS[kind](seen, value)
+            return CALLS[route.name](self.wb.acting_as(name), args)
 
     def _query(self, route: ApiRoute, request: Request) -> dict[str, Any]:
         given: dict[str, Any] = dict(request.path_params)
@@ -144,6 +206,10 @@ class Api:
                     given[key] = int(value)
                 except ValueError:
                     raise Invalid(f"must be an integer, not {value!r}", where=key) from None
+            elif f is not None and f.types == ("boolean",):
+                if value.lower() not in BOOLEANS:
+                    raise Invalid(f"must be true or false, not {value!r}", where=key)
+                given[key] = BOOLEANS[value.lower()]
             else:
                 given[key] = value
         return given

@@ -1,8 +1,9 @@
 """The Starlette application: routes, limits and the JSON error shape.
 
-``/sparql`` answers in the SPARQL Protocol's terms (text/plain errors); every other route,
-including unknown ones, answers errors as :meth:`WorkbenchError.to_json`, the one JSON shape the
-CLI's messages also come from.
+``/sparql`` answers in the SPARQL Protocol's terms (text/plain errors), except that a browser
+opening it gets the query editor (:mod:`workbench.server.editor`, its files under
+``/sparql-editor/``); every other route, including unknown ones, answers errors as
+:meth:`WorkbenchError.to_json`, the one JSON shape the CLI's messages also come from.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from starlette.routing import Route
 
 from workbench.errors import WorkbenchError
 from workbench.server.api import Api
+from workbench.server.editor import assets, editor_response, wants_editor
 from workbench.server.runner import QueryRunner
 from workbench.server.sparql import Endpoint
 from workbench.service import Workbench
@@ -30,8 +32,9 @@ KINDS = {400: "Invalid", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
 def create_app(
     wb: Workbench, *, max_body: int = 1_000_000, query_timeout: float = 30.0, result_limit: int = 100_000
 ) -> Starlette:
-    """The HTTP application over ``wb``: the SPARQL 1.1 Protocol at ``/sparql``, the JSON API
-    under ``/api/`` (:mod:`workbench.server.api`, its schema at ``/api/openapi.json``).
+    """The HTTP application over ``wb``: the SPARQL 1.1 Protocol at ``/sparql`` (a query editor
+    for a browser), the JSON API under ``/api/`` (:mod:`workbench.server.api`, its schema at
+    ``/api/openapi.json``).
 
     ``max_body`` bounds a request body (bytes, else 413), ``query_timeout`` a query's run
     (seconds, else 503), ``result_limit`` an answer's rows or triples (else 413).
@@ -45,17 +48,23 @@ def create_app(
     >>> wb.close()
     """
     api = Api(wb, max_body)
-    endpoint = Endpoint(wb, max_body, result_limit, QueryRunner(timeout=query_timeout))
+    endpoint = Endpoint(wb, max_body, result_limit, QueryRunner(timeout=query_timeout), lock=api.lock)  # one writer
 
     async def index(request: Request) -> Response:
         return JSONResponse({"service": "workbench", "sparql": str(request.url_for("sparql")),
                              "api": str(request.url_for("api.schema"))})
 
+    async def sparql(request: Request) -> Response:
+        if wants_editor(request):  # a browser: the page needs no token, its queries do
+            return editor_response(str(request.url_for("sparql")))
+        return await endpoint.handle(request)
+
     return Starlette(
         routes=[
             Route("/", index, methods=["GET"]),
-            Route("/sparql", endpoint.handle, methods=METHODS, name="sparql"),
-            Route("/sparql/", endpoint.handle, methods=METHODS),
+            Route("/sparql", sparql, methods=METHODS, name="sparql"),
+            Route("/sparql/", sparql, methods=METHODS),
+            assets(),
             *api.routes(),
         ],
         exception_handlers={HTTPException: _http_error, WorkbenchError: _workbench_error, Exception: _failure},

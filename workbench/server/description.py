@@ -24,10 +24,16 @@ FORMATS = {
 }
 
 
-def service_description(endpoint: str) -> bytes:
+def service_description(endpoint: str, *, updates: bool = False) -> bytes:
     """The Service Description of the endpoint at ``endpoint`` (an absolute URL), in Turtle.
+    With ``updates`` (asked by a curator or an admin) it also lists SPARQL 1.1 Update, which the
+    same URL accepts from them (INSERT DATA into record graphs only).
 
     >>> b"sd:SPARQL11Query" in service_description("http://127.0.0.1:7000/sparql")
+    True
+    >>> b"sd:SPARQL11Update" in service_description("http://127.0.0.1:7000/sparql")
+    False
+    >>> b"sd:SPARQL11Update" in service_description("http://127.0.0.1:7000/sparql", updates=True)
     True
     """
     try:
@@ -41,6 +47,12 @@ def service_description(endpoint: str) -> bytes:
     def sd(term: str) -> ox.NamedNode:
         return ox.NamedNode(SD + term)
 
+    if updates:
+        said = ("SPARQL 1.1 Query; and SPARQL 1.1 Update at the same URL, for curators and admins, accepting "
+                "only INSERT DATA into record graphs (GRAPH <urn:wb:record:ID>), landed as an import with "
+                "validation and provenance")
+    else:
+        said = "read-only SPARQL 1.1 Query; SPARQL Update is accepted only from curators and admins"
     triples = [
         ox.Triple(service, rdf_type, sd("Service")),
         ox.Triple(service, sd("endpoint"), service),
@@ -54,30 +66,15 @@ def service_description(endpoint: str) -> bytes:
             service,
             comment,
             ox.Literal(
-                "Workbench: read-only SPARQL 1.1 Query. Records are named graphs; their metadata is in "
-                "<urn:wb:graph:meta>. SPARQL Update is not accepted; SERVICE is refused."
+                f"Workbench: {said}. Records are named graphs; their metadata is in <urn:wb:graph:meta>. "
+                "SERVICE is refused."
             ),
         ),
     ]
+    if updates:
+        triples.append(ox.Triple(service, sd("supportedLanguage"), sd("SPARQL11Update")))
     for fmt in (*RESULTS, *GRAPHS):
         iri = ox.NamedNode("http://www.w3.org/ns/formats/" + FORMATS[fmt.media_type])
         triples.append(ox.Triple(service, sd("resultFormat"), iri))
     return ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes={"sd": SD}) or b""
 
-
-PAGE = """<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><title>Workbench SPARQL</title></head>
-<body>
-<h1>Workbench SPARQL endpoint</h1>
-<p>Read-only SPARQL 1.1 Query. Each record is a named graph; record metadata is in
-<code>&lt;urn:wb:graph:meta&gt;</code>. A full query editor (YASGUI) comes later; this form sends
-the query as a plain GET.</p>
-<form method="get" action="">
-<p><textarea name="query" rows="12" cols="100">
-SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 20</textarea></p>
-<p><button type="submit">Run query</button></p>
-</form>
-</body>
-</html>
-"""

@@ -2,9 +2,11 @@
 
 The Protocol allows three ways to send a query (GET ``?query=``, POST form-encoded ``query=``,
 POST ``application/sparql-query``) and names the dataset with ``default-graph-uri`` /
-``named-graph-uri``. Everything else is refused here with the status the W3C tests expect,
-before the store is touched: updates (this endpoint is read-only), SERVICE (it never calls out),
-several queries in one request, bodies that are not UTF-8, unknown media types.
+``named-graph-uri``; an update comes by POST only (form-encoded ``update=``, or
+``application/sparql-update``) and :mod:`workbench.server.updates` decides what it may do.
+Everything else is refused here with the status the W3C tests expect, before the store is
+touched: updates by GET, SERVICE (it never calls out), several queries or updates in one
+request, bodies that are not UTF-8, unknown media types.
 
 >>> query_form("PREFIX ex: <http://ex/#> # a comment\\n SELECT * { ?s ?p ?o }")
 'SELECT'
@@ -12,6 +14,12 @@ several queries in one request, bodies that are not UTF-8, unknown media types.
 True
 >>> calls_out('SELECT * { ?s ex:SERVICE "SERVICE <x>" }')
 False
+>>> calls_out("SELECT * { ?s ?p ex:a\\\\# . SERVICE <http://elsewhere/> { ?s ?p ?o } }")  # an escape, not a comment
+True
+>>> calls_out("SELECT * { ?s ?p <urn:\\\\u0061#> . SERVICE <http://elsewhere/> { ?s ?p ?o } }")  # not a comment
+True
+>>> calls_out("SELECT * { ?s ?p ?o # a comment ends at CR too\\r SERVICE <http://elsewhere/> { ?s ?p ?o } }")
+True
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from workbench.errors import WorkbenchError
 FORM = "application/x-www-form-urlencoded"
 DIRECT = "application/sparql-query"
 UPDATE = "application/sparql-update"
-UPDATE_REFUSED = "SPARQL Update is not accepted here"
+SEND_UPDATES = f"send an update by POST: update=... in a form body ({FORM}), or a body of type {UPDATE}"
 
 
 class ProtocolError(WorkbenchError):
@@ -45,6 +53,13 @@ class QueryRequest:
     query: str
     default_graphs: list[str] | None = None
     named_graphs: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class UpdateRequest:
+    """A SPARQL Update, sent by POST as the Protocol says (what it may do is decided later)."""
+
+    update: str
 
 
 @dataclass
@@ -82,44 +97,80 @@ def content_type(header: str | None) -> tuple[str, dict[str, str]]:
     return media.strip().lower(), params
 
 
-def read_request(method: str, query_string: bytes, ctype: str | None, body: bytes) -> QueryRequest | None:
-    """The query a request carries, or None for a GET with no query (the service description).
+def _utf8(body: bytes, params: dict[str, str], what: str) -> str:
+    charset = params.get("charset", "utf-8").lower()
+    if charset not in ("utf-8", "utf8"):
+        raise ProtocolError(400, f"{'an' if what == 'update' else 'a'} {what} must be sent as UTF-8, not {charset}")
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError(400, f"the {what} is not valid UTF-8") from None
 
-    Raises ProtocolError: 400 for several queries, a non-UTF-8 body or an update sent as a query;
-    403 for an update; 415 for a POST that is neither form-encoded nor ``application/sparql-query``.
+
+def read_request(
+    method: str, query_string: bytes, ctype: str | None, body: bytes
+) -> QueryRequest | UpdateRequest | None:
+    """The query or update a request carries, or None for a GET with no query (the service
+    description).
+
+    Raises ProtocolError: 400 for several queries or updates, a query and an update together, a
+    non-UTF-8 body, an update by GET or in the URL, dataset parameters that do not apply; 415 for
+    a POST that is neither form-encoded, ``application/sparql-query`` nor
+    ``application/sparql-update``.
     """
+    url = Params()
+    url.add(parse_pairs(query_string, "query string"))
     params = Params()
-    params.add(parse_pairs(query_string, "query string"))
+    params.add([(k, v) for k, vs in url.values.items() for v in vs])
     media, media_params = content_type(ctype)
     direct: str | None = None
+    direct_update: str | None = None
     if method == "POST":
         if media == FORM:
             params.add(parse_pairs(body, "form body"))
         elif media == DIRECT:
-            charset = media_params.get("charset", "utf-8").lower()
-            if charset not in ("utf-8", "utf8"):
-                raise ProtocolError(400, f"a query must be sent as UTF-8, not {charset}")
-            try:
-                direct = body.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ProtocolError(400, "the query is not valid UTF-8") from None
+            direct = _utf8(body, media_params, "query")
         elif media == UPDATE:
-            raise ProtocolError(403, UPDATE_REFUSED)
+            direct_update = _utf8(body, media_params, "update")
         else:
             shown = media or "no Content-Type"
-            message = f"a POST to /sparql must be {FORM} or {DIRECT}, not {shown}"
-            raise ProtocolError(415, message, headers={"Accept-Post": f"{FORM}, {DIRECT}"})
-    if params.get("update") or params.get("using-graph-uri") or params.get("using-named-graph-uri"):
-        raise ProtocolError(403, UPDATE_REFUSED)
+            message = f"a POST to /sparql must be {FORM}, {DIRECT} or {UPDATE}, not {shown}"
+            raise ProtocolError(415, message, headers={"Accept-Post": f"{FORM}, {DIRECT}, {UPDATE}"})
+    updates = params.get("update") + ([direct_update] if direct_update is not None else [])
+    using = params.get("using-graph-uri") + params.get("using-named-graph-uri")
     queries = params.get("query") + ([direct] if direct is not None else [])
+    if updates or using:
+        return _update(method, url, params, updates, using, queries)
     if not queries:
         if method == "POST":
-            raise ProtocolError(400, "no query: send query=... or a body of type application/sparql-query")
+            raise ProtocolError(400, f"no query: send query=... or a body of type {DIRECT}; or {SEND_UPDATES}")
         return None
     if len(queries) > 1:
         raise ProtocolError(400, f"one query per request, not {len(queries)}")
     default, named = params.get("default-graph-uri"), params.get("named-graph-uri")
     return QueryRequest(queries[0], default or None, named or None)
+
+
+def _update(
+    method: str, url: Params, params: Params, updates: list[str], using: list[str], queries: list[str]
+) -> UpdateRequest:
+    """The update of a request that carries one; the Protocol's rules for updates, checked."""
+    if method != "POST":
+        raise ProtocolError(400, f"an update cannot be sent by {method}: {SEND_UPDATES}")
+    if url.get("update"):
+        raise ProtocolError(400, f"the update goes in the request body, not the URL: {SEND_UPDATES}")
+    if queries:
+        raise ProtocolError(400, "a request carries a query or an update, not both")
+    if not updates:
+        raise ProtocolError(400, f"using-graph-uri and using-named-graph-uri go with an update: {SEND_UPDATES}")
+    if len(updates) > 1:
+        raise ProtocolError(400, f"one update per request, not {len(updates)}")
+    if using:
+        raise ProtocolError(400, "using-graph-uri and using-named-graph-uri set the dataset of an update's WHERE; "
+                                 "the only update accepted here, INSERT DATA, has none")
+    if params.get("default-graph-uri") or params.get("named-graph-uri"):
+        raise ProtocolError(400, "default-graph-uri and named-graph-uri go with a query, not an update")
+    return UpdateRequest(updates[0])
 
 
 # ---------------------------------------------------------------------- looking at the query text
@@ -129,8 +180,9 @@ _TOKENS = re.compile(
     r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
     r'|"(?:[^"\\\n]|\\.)*"'
     r"|'(?:[^'\\\n]|\\.)*'"
-    r'|<[^<>"{}|^`\\\s]*>'
-    r"|#[^\n]*",
+    r'|<(?:[^<>"{}|^`\\\s]|\\.)*>'  # an IRI, escapes (\u0023) included
+    r"|\\."  # an escape in a prefixed name (ex:a\#b): not a comment's start, nor a string's
+    r"|#[^\r\n]*",  # a comment ends at CR or LF
     re.DOTALL,
 )
 _PROLOGUE = re.compile(r"\s*(?:(?:PREFIX\s*[^\s:]*:\s*<>|BASE\s*<>)\s*)*", re.IGNORECASE)
@@ -141,20 +193,33 @@ _SERVICE = re.compile(r"(?<![\w:?$.\-])SERVICE\b(?![:\-])", re.IGNORECASE)
 UPDATES = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "WITH"})
 
 
-def _masked(query: str) -> str:
-    """The query with strings, IRIs and comments blanked, so keywords inside them do not count."""
+def masked(query: str, *, same_length: bool = False) -> str:
+    """The query with strings, IRIs, comments and escapes blanked, so that keywords, braces and
+    semicolons inside them do not count. With ``same_length``, every position keeps its place
+    (strings and IRIs keep their delimiters, filled with ``_``).
+
+    >>> masked('INSERT DATA { <urn:a;b> <urn:p> "}" } # ;', same_length=True)
+    'INSERT DATA { <_______> <_____> "_" }    '
+    """
 
     def blank(m: re.Match[str]) -> str:
         token = m.group(0)
-        return "<>" if token.startswith("<") else " " if token.startswith("#") else '""'
+        if token.startswith("\\"):
+            return "__" if same_length else "_"
+        if token.startswith("#"):
+            return " " * len(token) if same_length else " "
+        if same_length:
+            return token[0] + "_" * (len(token) - 2) + token[-1]
+        return "<>" if token.startswith("<") else '""'
 
     return _TOKENS.sub(blank, query)
+
 
 
 def query_form(query: str) -> str | None:
     """SELECT, ASK, CONSTRUCT, DESCRIBE, or an update keyword; None if the text does not say
     (the parser then gives its own message)."""
-    text = _masked(query)
+    text = masked(query)
     prologue = _PROLOGUE.match(text)
     rest = text[prologue.end() if prologue else 0 :]
     found = _FORM.match(rest)
@@ -164,4 +229,4 @@ def query_form(query: str) -> str | None:
 def calls_out(query: str) -> bool:
     """Whether the query uses SERVICE. The endpoint refuses it outright: it never makes requests
     on a client's behalf (and federated results would bypass visibility)."""
-    return _SERVICE.search(_masked(query)) is not None
+    return _SERVICE.search(masked(query)) is not None

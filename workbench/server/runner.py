@@ -1,16 +1,18 @@
 """Running blocking queries off the event loop, each with a deadline.
 
 pyoxigraph releases the GIL while it evaluates, so queries run in parallel threads; but it
-cannot cancel a query. A query past its deadline is answered 503 at once and its thread is left
-to finish in the background (a daemon thread, so it never holds up shutdown). Runaway queries
-keep their slot until they end, which bounds how much CPU they can take together: when every
-slot is busy, new queries wait, within their own deadline.
+cannot cancel a query. A query past its deadline is answered 503 at once and its worker is left
+to finish it in the background (workers are daemon threads, so they never hold up shutdown).
+Runaway queries keep their slot until they end, which bounds how much CPU they can take together:
+when every slot is busy, new queries wait, within their own deadline. The workers live as long
+as the runner: starting a thread per query cost more than a point query takes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -30,6 +32,14 @@ class QueryRunner:
     def __init__(self, *, timeout: float, slots: int = 16) -> None:
         self.timeout = timeout
         self._slots = asyncio.Semaphore(slots)
+        # One worker per slot: a query holds its slot while it runs, so a worker is always free.
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        for n in range(slots):
+            threading.Thread(target=self._work, name=f"workbench-query-{n}", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            self._jobs.get()()
 
     def _late(self) -> QueryTimeout:
         return QueryTimeout(
@@ -64,7 +74,7 @@ class QueryRunner:
                 loop.call_soon_threadsafe(settle, value, error)
                 loop.call_soon_threadsafe(self._slots.release)
 
-        threading.Thread(target=work, name="workbench-query", daemon=True).start()
+        self._jobs.put(work)
         try:
             return await asyncio.wait_for(asyncio.shield(future), max(0.0, deadline - loop.time()))
         except TimeoutError:

@@ -3,29 +3,42 @@
 One request: check the method, find out who asks (:mod:`workbench.server.access`), read the
 Protocol request (:mod:`workbench.server.protocol`), pick the serialisation
 (:mod:`workbench.server.negotiation`), then one :meth:`Workbench.sparql` call in a worker thread
-with a deadline (:mod:`workbench.server.runner`) over the dataset :func:`dataset_for` allows.
-Errors are text/plain with the status the W3C Protocol tests expect; nothing here writes.
+with a deadline (:mod:`workbench.server.runner`) over what the requester may see
+(:meth:`Workbench.seen_by`). An update (POST only) goes to :mod:`workbench.server.updates`: a
+curator's or admin's ``INSERT DATA`` into record graphs lands as an import, under the lock every
+write over HTTP holds; everything else is refused.
+Errors are text/plain with the status the W3C Protocol tests expect.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import logging
 import re
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from workbench.access.users import User
+from workbench.access.users import Role, User
 from workbench.errors import ParseError, Unsupported, WorkbenchError
-from workbench.server import negotiation
-from workbench.server.access import authenticate, dataset_for
-from workbench.server.description import PAGE, service_description
-from workbench.server.protocol import UPDATES, ProtocolError, QueryRequest, calls_out, query_form, read_request
+from workbench.server import negotiation, updates
+from workbench.server.access import authenticate
+from workbench.server.description import service_description
+from workbench.server.protocol import (
+    UPDATES,
+    ProtocolError,
+    QueryRequest,
+    UpdateRequest,
+    calls_out,
+    query_form,
+    read_request,
+)
 from workbench.server.runner import QueryRunner
 from workbench.service import GRAPH_FORMATS, RESULT_FORMATS, Workbench
 
@@ -54,12 +67,14 @@ async def read_body(request: Request, max_body: int) -> bytes:
 
 @dataclass
 class Endpoint:
-    """The ``/sparql`` route with its limits: the request body, the query time, the result size."""
+    """The ``/sparql`` route with its limits: the request body, the query time, the result size.
+    ``lock`` is held by every write over HTTP (the JSON API's too: :func:`create_app` passes its)."""
 
     wb: Workbench
     max_body: int
     result_limit: int
     runner: QueryRunner
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     async def handle(self, request: Request) -> Response:
         """Answer one request on /sparql; every failure becomes a plain-text status."""
@@ -78,30 +93,50 @@ class Endpoint:
     async def _handle(self, request: Request) -> Response:
         if request.method not in ("GET", "HEAD", "POST"):
             raise ProtocolError(
-                405, f"{request.method} is not allowed on /sparql: query with GET or POST", headers={"Allow": ALLOWED}
+                405, f"{request.method} is not allowed on /sparql: query with GET or POST, update with POST",
+                headers={"Allow": ALLOWED},
             )
-        user = await run_in_threadpool(authenticate, self.wb, request.headers.get("authorization"))
+        authorization = request.headers.get("authorization")
+        # Users are cached per version of a store this process owns: no need to leave the loop.
+        user = (authenticate(self.wb, authorization) if self.wb.store.owned
+                else await run_in_threadpool(authenticate, self.wb, authorization))
         body = await self._body(request) if request.method == "POST" else b""
         ctype = request.headers.get("content-type")
         asked = read_request(request.method, request.scope.get("query_string", b""), ctype, body)
         accept = request.headers.get("accept")
         if asked is None:
-            return self._describe(request, accept)
+            return self._describe(request, accept, user)
+        if isinstance(asked, UpdateRequest):
+            return await self._update(asked, user, _base(request))
         return await self._query(asked, accept, user, _base(request))
 
     async def _body(self, request: Request) -> bytes:
         return await read_body(request, self.max_body)
 
-    def _describe(self, request: Request, accept: str | None) -> Response:
-        if negotiation.prefers(accept, "text/html", "text/turtle"):
-            return Response(PAGE, media_type="text/html; charset=utf-8")
+    def _describe(self, request: Request, accept: str | None, user: User | None) -> Response:
+        """The Service Description (a browser got the query editor before reaching here)."""
         endpoint = str(request.url.replace(query=""))
-        return Response(service_description(endpoint), media_type="text/turtle; charset=utf-8")
+        writes = user is not None and user.may(Role.CURATOR)
+        return Response(service_description(endpoint, updates=writes), media_type="text/turtle; charset=utf-8")
+
+    async def _update(self, asked: UpdateRequest, user: User | None, base: str) -> Response:
+        updates.needs_role(user)
+        assert user is not None
+        inserted = await run_in_threadpool(updates.read_insert, asked.update, base)
+
+        def land() -> dict[str, object]:
+            assert user is not None
+            with self.lock:
+                return updates.land(self.wb, user, inserted)
+
+        done = await run_in_threadpool(land)
+        return Response(json.dumps(done) + "\n", media_type="application/json")
 
     async def _query(self, asked: QueryRequest, accept: str | None, user: User | None, base: str) -> Response:
         form = query_form(asked.query)
         if form in UPDATES:
-            raise ProtocolError(400, "SPARQL Update is not accepted at the query endpoint (nor anywhere here, yet)")
+            raise ProtocolError(400, "a SPARQL Update sent as a query: send it by POST as update=..., or as "
+                                     "a body of type application/sparql-update")
         if calls_out(asked.query):
             raise ProtocolError(400, "SERVICE is refused: this endpoint never sends requests to other services")
         family = negotiation.GRAPHS if form in ("CONSTRUCT", "DESCRIBE") else negotiation.RESULTS
@@ -109,14 +144,17 @@ class Endpoint:
         if fmt is None:
             offered = ", ".join(f.media_type for f in family)
             raise ProtocolError(406, f"cannot answer this query as {accept}; ask for one of {offered}")
-        default, named = dataset_for(user).restrict(asked.default_graphs, asked.named_graphs)
+        default, named = asked.default_graphs, asked.named_graphs
+        reader = None if user is None else user.name
 
         # The service-defined base IRI is the endpoint's own: a BASE line ahead of the query (the
         # query's own BASE, later, wins). Parser messages then count lines from the query again.
         text = f"BASE <{base}>\n{asked.query}"
 
         def run() -> tuple[bytes, bool]:
-            data = self.wb.sparql(text, format=fmt.name, default_graph=default, named_graphs=named)
+            # Over the view of what the reader may see, so FROM, GRAPH ?g and the dataset
+            # parameters cannot reach past it (workbench.access.views).
+            data = self.wb.seen_by(reader).sparql(text, format=fmt.name, default_graph=default, named_graphs=named)
             return data, _more_than(data, fmt.name, family is negotiation.GRAPHS, self.result_limit)
 
         try:

@@ -68,6 +68,17 @@ class Store(abc.ABC):
 
     capabilities: Capabilities
     location: str  # where the store is, for people: a directory or a URL
+    generation: int = 0  # writes through this object so far: what this process changed
+    owned: bool = True  # only this process writes it, so generation alone says when it changed
+
+    def _changed(self) -> None:
+        self.generation += 1
+
+    def version(self) -> str:
+        """Changes whenever the store's content may have changed: caches built from it (the
+        per-viewer views of :mod:`workbench.access.views`) compare it. A store owned by this
+        process counts its own writes; a shared server overrides this to ask the server too."""
+        return str(self.generation)
 
     @abc.abstractmethod
     def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:

@@ -93,6 +93,7 @@ class EmbeddedStore(PyoxStore):
 
     def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
         self._checkpoint()
+        self._changed()
         try:
             if batch.removals:
                 self.remove(batch.removals)

@@ -78,10 +78,13 @@ class PyoxStore(Store):
             self._db.update(update)
         except SyntaxError as exc:
             raise ParseError(f"SPARQL Update syntax error: {exc}") from exc
+        finally:
+            self._changed()
 
     def remove(self, quads: Sequence[ox.Quad]) -> None:
         if not quads:
             return
+        self._changed()
         self._db.update(f"DELETE DATA {{ {data_block(quads)} }}")
 
     def graph_names(self) -> frozenset[ox.NamedNode]:
@@ -112,5 +115,6 @@ class MemoryStore(PyoxStore):
         if batch.files:
             raise Invalid("the scratch store takes quads, not files")
         more = check() if check else []
+        self._changed()
         self.remove(batch.removals)
         self._db.extend([*batch.quads, *more])

@@ -22,7 +22,9 @@ from typing import IO
 import pyoxigraph as ox
 
 from workbench.errors import Invalid, ParseError, StoreUnavailable
+from workbench.ids import META_GRAPH, STORE_NODE
 from workbench.store.base import Batch, Capabilities, Check, Graphs, Progress, Store, data_block
+from workbench.vocab import WB
 
 DEFAULT_TIMEOUT = 30.0
 # An import is one request; a large one takes the server a while to apply.
@@ -157,7 +159,17 @@ class RemoteStore(Store):
     # ------------------------------------------------------------------ writes
 
     def update(self, update: str) -> None:
+        self._changed()
         self._post(self.update_url, update.encode(), "application/sparql-update", "*/*")
+
+    owned = False  # other processes write the server too
+
+    def version(self) -> str:
+        """This process's writes and the server's revision token, which every Workbench that
+        writes records changes: another process writing through Workbench shows up here too."""
+        rows = self.select(f"SELECT ?r WHERE {{ GRAPH {META_GRAPH} {{ {STORE_NODE} {WB.revision} ?r }} }}")
+        token = rows[0]["r"].value if rows and rows[0]["r"] is not None else ""
+        return f"{self.generation}/{token}"
 
     def remove(self, quads: Sequence[ox.Quad]) -> None:
         if quads:
@@ -169,6 +181,7 @@ class RemoteStore(Store):
 
     def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
         more = check() if check else []  # a remote write cannot be staged: plan first, then one request
+        self._changed()
         before = self.graph_names() if batch.files else frozenset()
         quads = list(batch.quads)
         for load in batch.files:
