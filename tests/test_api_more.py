@@ -363,8 +363,8 @@ def test_imports_land_as_embedded(api: Api, tmp_path: Path) -> None:
     lines = "".join(json.dumps(r) + "\n" for r in (_rec("q-1", "Quinn likes tea."), _rec("q-2", "Quinn likes jam.")))
     file = _write(tmp_path / "quinn.jsonl", lines)
     got = api.client("cora").import_records(lines, name="quinn.jsonl")
-    with api.twin("cora") as wb:
-        expected = wb.import_files([file])
+    with api.twin("cora") as wb:  # the twin's provenance names what the server's names: the upload
+        expected = wb.import_files([file], used=[f"upload:{file.name}"])
     assert _masked(got, paths=True) == _masked(expected, paths=True)
     assert got.records_added == 2 and got.files == ("quinn.jsonl",)
     # An array of record objects, and a local file through import_files, land the same way.
@@ -372,9 +372,9 @@ def test_imports_land_as_embedded(api: Api, tmp_path: Path) -> None:
     got_file = api.client("root").import_files([_write(tmp_path / "q4.jsonl", json.dumps(_rec("q-4", "Q4.")))])
     with api.twin("cora") as wb:
         q3 = _write(tmp_path / "records.jsonl", json.dumps(_rec("q-3", "Quinn likes rye.")))
-        expected_array = wb.import_files([q3])
+        expected_array = wb.import_files([q3], used=["upload:records.jsonl"])
     with api.twin("root") as wb:
-        expected_file = wb.import_files([tmp_path / "q4.jsonl"])
+        expected_file = wb.import_files([tmp_path / "q4.jsonl"], used=["upload:q4.jsonl"])
     assert as_array.files == ("records",)  # an upload with no name is called after its field
     assert {**_masked(as_array), "files": []} == {**_masked(expected_array), "files": []}
     assert _masked(got_file, paths=True) == _masked(expected_file, paths=True)
@@ -383,8 +383,9 @@ def test_imports_land_as_embedded(api: Api, tmp_path: Path) -> None:
     options = {"record_type": "observation", "said_by": "me", "statement": "Zed is called zed."}
     got = api.client("cora").import_files([ttl], **options)
     with api.twin("cora") as wb:
-        expected = wb.import_files([ttl], **options)
+        expected = wb.import_files([ttl], **options, used=[f"upload:{ttl.name}"])  # what the client's upload says
     assert _masked(got, paths=True) == _masked(expected, paths=True) and got.records_added == 1
+    assert api.client("root").record("zed.ttl").source.locator == "upload:zed.ttl"  # never a temporary path
     for rid in ("q-1", "q-3", "zed.ttl"):
         seen = api.client("root").record(rid)
         with api.twin("root") as wb:

@@ -218,11 +218,14 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         statement: str | None = None,
         visible_to: Sequence[str] = (),
         progress: ProgressFactory | None = None,
+        used: Sequence[str] | None = None,
     ) -> ImportReport:
         """Import memory records (.jsonl) or RDF files, atomically: all of it lands or nothing.
 
         RDF options (``record_type``, ``source``, ``said_by``, ``statement``, ``visible_to``)
-        describe where plain RDF data came from; JSON Lines records carry their own.
+        describe where plain RDF data came from; JSON Lines records carry their own. ``used``
+        is what the import's provenance names instead of the paths, when the files only carry
+        the data (an upload over HTTP, a SPARQL update).
         Raises Invalid/ParseError naming file, line and field; Ambiguous for a name that matches
         several entities; Conflict for a changed record under a taken id.
         """
@@ -248,6 +251,7 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
                 said_by=said_by,
                 statement=statement,
                 visible_to=tuple(visible_to),
+                used=tuple(used or ()),
             )
             landed = import_rdf(self.store, rdf, options, progress)
             if landed.plan.records_added:
@@ -260,7 +264,7 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
                 quads_added=landed.quads_added,
                 activity=landed.plan.activity.value if landed.quads_added else "",
             )
-        plan = RecordsPlanner(self.store, actor=self.user, now=now).plan(jsonl)
+        plan = RecordsPlanner(self.store, actor=self.user, now=now).plan(jsonl, used=used)
         if len(plan.batch):
             write_batch(self.store, plan.batch, progress, len(plan.batch.quads))
             self._records_changed()

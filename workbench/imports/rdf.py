@@ -146,10 +146,12 @@ class RdfOptions:
     said_by: str | None = None
     statement: str | None = None
     visible_to: tuple[str, ...] = ()
+    used: tuple[str, ...] = ()  # what the provenance names instead of the paths (an upload's name)
 
     def source(self, path: Path) -> SourceSpec:
+        locator = self.used[0] if len(self.used) == 1 else str(path)
         return SourceSpec(
-            self.source_id or path.name, self.said_by or self.actor, locator=str(path), visible_to=self.visible_to
+            self.source_id or path.name, self.said_by or self.actor, locator=locator, visible_to=self.visible_to
         )
 
     def default_graph(self, path: Path) -> ox.NamedNode:
@@ -181,7 +183,8 @@ def plan_rdf(
 ) -> RdfPlan:
     """Plan importing RDF files into a store that held ``graphs_before``. Raises, naming file and
     line, for malformed RDF, literals the store would rewrite, and metadata the shapes refuse."""
-    act, activity_quads = import_activity(options.actor, options.now, [str(p) for p in paths], activity)
+    act, activity_quads = import_activity(options.actor, options.now, options.used or [str(p) for p in paths],
+                                          activity)
     plan = RdfPlan(activity=act)
     plain = False
     for path in paths:

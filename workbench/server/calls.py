@@ -4,7 +4,8 @@ and the role checks the API makes for calls whose service method makes none.
 
 An upload is written to a file in a fresh temporary directory, under the name the request gives
 (its base name only) with the format's extension, and imported by the same service call as
-``workbench import FILE``: the same checks, the same atomicity. Errors then name the upload
+``workbench import FILE``: the same checks, the same atomicity. Its provenance names the upload
+(``upload:records.jsonl``), never the temporary file. Errors then name the upload
 (``records:3``, ``data.ttl``) instead of the temporary path.
 """
 
@@ -97,7 +98,7 @@ def import_records(wb: Workbench, a: Mapping[str, Any]) -> dict[str, Any]:
     text = given if isinstance(given, str) else "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in given)
     label = _name(a.get("name"), "records")
     with upload(text, label, ".jsonl") as path:
-        report = wb.import_files([path])
+        report = wb.import_files([path], used=[f"upload:{path.name}"])
     return replace(report, files=(label,)).to_json()
 
 
@@ -113,7 +114,7 @@ def import_rdf(wb: Workbench, a: Mapping[str, Any]) -> dict[str, Any]:
     with upload(a["data"], label, suffix) as path:
         report = wb.import_files([path], record_type=rtype, source=a.get("source"),
                                  said_by=a.get("said_by"), statement=a.get("statement"),
-                                 visible_to=a.get("visible_to", ()))
+                                 visible_to=a.get("visible_to", ()), used=[f"upload:{path.name}"])
     return replace(report, files=(label,)).to_json()
 
 

@@ -266,11 +266,12 @@ def land(wb: Workbench, user: User, inserted: Inserted) -> dict[str, Any]:
             raise Conflict(f"graph {graph} is already recorded with other triples; records are never rewritten: "
                            "import the new triples as a new record that supersedes it")
     folder = Path(tempfile.mkdtemp(prefix="workbench-sparql-update-"))
-    path = folder / (re.sub(r"[^\w.-]", "-", source) + ".trig")  # the import's provenance names the file
+    path = folder / (re.sub(r"[^\w.-]", "-", source) + ".trig")
     try:
         path.write_bytes(ox.serialize(inserted.quads, format=ox.RdfFormat.TRIG) or b"")
         try:
-            report = wb.acting_as(user.name).import_files([path], source=source, said_by=user.name)
+            report = wb.acting_as(user.name).import_files([path], source=source, said_by=user.name,
+                                                          used=[f"SPARQL Update {source}"])
         except WorkbenchError as exc:
             # Lines of the temporary file mean nothing to the client: the update is named instead.
             where = re.sub(re.escape(str(path)) + r"(:\d+)?", "the update", exc.where) if exc.where else None
