@@ -93,13 +93,12 @@ def test_api_never_fails_and_answers_as_documented(case: schemathesis.Case[Any],
 
 
 @pytest.mark.parametrize(("path", "body"), [
-    ("/api/entities", {"name": "Fuzzed Language Tag", "lang": "!e"}),
     ("/api/entities", {"name": "Fuzzed Language Tag", "lang": "e"}),
     ("/api/entities/alias", {"entity": "Paris", "alias": "Fuzzed Alias", "lang": "a b"}),
-], ids=["entities-punctuation", "entities-one-letter", "alias-space"])
+], ids=["entities-one-letter", "alias-space"])
 def test_a_bad_language_tag_is_refused_not_a_failure(fuzzed: Fuzzed, path: str, body: dict[str, str]) -> None:
-    """What the schema fuzz found: a ``lang`` that is not a language tag must be 400 naming it,
-    not 500."""
+    """What the schema fuzz found (500 until entities._label refused it): a ``lang`` that is not a
+    language tag is 400 naming it. (tests/test_api_more.py has ``"not a tag!"`` on /api/entities.)"""
     before = http_dump(fuzzed.server.url, fuzzed.admin)
     r = httpx.post(fuzzed.root + path, json=body, headers=fuzzed.auth(), timeout=10)
     assert r.status_code == 400, r.text

@@ -15,7 +15,7 @@ import contextlib
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from workbench.errors import StoreUnavailable
 
@@ -50,14 +50,18 @@ class QueryRunner:
     async def run(self, fn: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
-        try:
-            await asyncio.wait_for(self._slots.acquire(), self.timeout)
-        except TimeoutError:
-            raise self._late() from None
+        if self._slots.locked():  # wait for a slot, within the deadline
+            try:
+                await asyncio.wait_for(self._slots.acquire(), self.timeout)
+            except TimeoutError:
+                raise self._late() from None
+        else:  # a free slot: take it without wait_for's task (measurable on a 0.3 ms request)
+            await self._slots.acquire()
         future: asyncio.Future[T] = loop.create_future()
 
         def settle(value: T | None, error: BaseException | None) -> None:
-            if not future.done():
+            self._slots.release()
+            if not future.done():  # else the deadline answered first: the outcome is dropped
                 if error is not None:
                     future.set_exception(error)
                 else:
@@ -72,17 +76,14 @@ class QueryRunner:
                 error = exc
             with contextlib.suppress(RuntimeError):  # the loop is gone: the server stopped
                 loop.call_soon_threadsafe(settle, value, error)
-                loop.call_soon_threadsafe(self._slots.release)
+
+        def late() -> None:
+            if not future.done():
+                future.set_exception(self._late())
 
         self._jobs.put(work)
+        timer = loop.call_at(deadline, late)
         try:
-            return await asyncio.wait_for(asyncio.shield(future), max(0.0, deadline - loop.time()))
-        except TimeoutError:
-            future.add_done_callback(_consume)
-            raise self._late() from None
-
-
-def _consume(future: asyncio.Future[Any]) -> None:
-    """Read an abandoned query's outcome so asyncio does not warn that nobody did."""
-    if not future.cancelled():
-        future.exception()
+            return await future
+        finally:
+            timer.cancel()
