@@ -393,3 +393,12 @@ def _without(wb: Workbench, record_id: str) -> Workbench:
     copy = MemoryStore()
     copy.write(Batch(quads=[q for q in wb.store.quads() if record_id not in str(q)]))
     return Workbench(copy, user="tester", clock=lambda: FIXED_NOW)
+
+
+@pytest.mark.parametrize("suffix", [".trig", ".jsonld"])
+def test_an_export_holds_only_what_they_may_see(pair: Pair, tmp_path: Path, suffix: str) -> None:
+    outside, inside = tmp_path / f"bob{suffix}", tmp_path / f"fam{suffix}"
+    _cli(_copy(pair.a), "--as", "bob", "export", str(outside))
+    _cli(_copy(pair.a), "--as", "fam", "export", str(inside))
+    assert not _leaks(outside.read_text()) and _leaks(inside.read_text())
+    assert not [h for h in pair.hashes() if h in outside.read_text() + inside.read_text()]

@@ -147,8 +147,8 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         found._rules, found._rules_key = self._rules, self._rules_key
         return found
 
-    def sparql_store(self, name: str | None) -> Store:
-        """The store a SPARQL query from ``name`` runs over. For a named reader always a view
+    def readable_store(self, name: str | None) -> Store:
+        """The store a SPARQL query or an export by ``name`` reads. For a named reader always a view
         (no token hashes; for a restricted reader, nothing they may not see), so that ``GRAPH
         ?g``, ``FROM`` and the Protocol's dataset parameters cannot reach past it; for the
         store's owner (None) the store itself."""
@@ -292,7 +292,8 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
             raise Invalid(f"cannot tell the format from {target.suffix!r}; use one of {', '.join(sorted(FORMATS))}")
         if fmt.supports_datasets or fmt == ox.RdfFormat.JSON_LD:
             # All but the store's revision token, which belongs to this store and its indexes.
-            quads = [q for q in self.store.quads() if q.subject != STORE_NODE]
+            # A named reader's export is their view: no token hashes, nothing they may not see.
+            quads = [q for q in self.readable_store(self.reader).quads() if q.subject != STORE_NODE]
         else:
             rows = self.store.select(
                 PREFIXES + f"SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }} "
@@ -416,7 +417,7 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
             except ValueError as exc:
                 raise Invalid(f"{text!r} is not a graph IRI: {exc}") from exc
 
-        return self.sparql_store(self.reader).query_raw(
+        return self.readable_store(self.reader).query_raw(
             query,
             results=results,
             graph=graph,
