@@ -4,7 +4,7 @@
 # Idempotent: installs only what is missing, so it is safe to run again. Needs root or sudo.
 set -euo pipefail
 
-packages=(chromium)
+packages=(chromium chromium-driver)
 
 missing=()
 for package in "${packages[@]}"; do
