@@ -402,3 +402,22 @@ def test_an_export_holds_only_what_they_may_see(pair: Pair, tmp_path: Path, suff
     _cli(_copy(pair.a), "--as", "fam", "export", str(inside))
     assert not _leaks(outside.read_text()) and _leaks(inside.read_text())
     assert not [h for h in pair.hashes() if h in outside.read_text() + inside.read_text()]
+
+
+def test_who_am_i_groups_and_sparql_through_the_client(pair: Pair) -> None:
+    server = Server(_copy(pair.a))
+    try:
+        root = server.url.removesuffix("/sparql")
+        bob, admin = workbench.connect(root, pair.tokens["bob"]), workbench.connect(root, pair.tokens["root"])
+        me = bob.me()
+        assert me is not None and me.name == "bob" and {r.value for r in me.roles} == {"viewer"}
+        query = "SELECT ?s WHERE { GRAPH ?g { ?s ?p ?o FILTER(CONTAINS(STR(?o), 'Zanzibar')) } }"
+        assert not _leaks(bob.sparql(query, format="csv").decode())
+        with pytest.raises(Forbidden):
+            bob.set_groups("bob", join=["group:family"])
+        assert admin.set_groups("bob", join=["group:family"]).groups == frozenset({"group:family"})
+        assert _leaks(bob.sparql(query, format="csv").decode())
+        with pytest.raises(WorkbenchError, match="SPARQL syntax error|parse"):
+            bob.sparql("SELECT nonsense")
+    finally:
+        server.stop()

@@ -108,10 +108,14 @@ class Client:
             headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        return json.loads(self._send(urllib.request.Request(url, data=data, method=method, headers=headers)))
+
+    def _send(self, request: urllib.request.Request) -> bytes:
+        """The answer's body; an error answer raised as the WorkbenchError it names (JSON), or
+        by its status (a plain-text message, as /sparql gives)."""
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return json.loads(response.read())
+                return bytes(response.read())
         except urllib.error.HTTPError as exc:
             raw = exc.read()
             try:
@@ -331,10 +335,39 @@ class Client:
     def users(self) -> list[User]:
         return [convert.user(u) for u in self._request("GET", "/api/users")]
 
+    def me(self) -> User | None:
+        """Who the token belongs to; None on a store with no users (no token needed there)."""
+        found = self._request("GET", "/api/me")
+        return convert.user(found) if found.get("name") else None
+
+    def set_groups(self, name: str, *, join: Iterable[str] = (), leave: Iterable[str] = ()) -> User:
+        body = {"name": name, "join": list(join) or None, "leave": list(leave) or None}
+        return convert.user(self._request("POST", "/api/users/groups", body))
+
+    def sparql(self, query: str, *, format: str = "json") -> bytes:
+        """A SPARQL query's answer from the server's /sparql, serialised as ``format`` (as
+        :meth:`Workbench.sparql`), over what the token's user may see."""
+        accept = SPARQL_TYPES.get(format)
+        if accept is None:
+            raise Invalid(f"unknown format {format!r}; use one of {', '.join(sorted(SPARQL_TYPES))}")
+        data = urllib.parse.urlencode({"query": query}).encode()
+        headers = {"Accept": accept, "Content-Type": "application/x-www-form-urlencoded"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        return self._send(urllib.request.Request(self.base + "/sparql", data=data, method="POST", headers=headers))
+
     def add_user(self, name: str, roles: Iterable[Role | str], *, groups: Iterable[str] = ()) -> str:
         body = {"name": name, "roles": [r.value if isinstance(r, Role) else r for r in roles],
                 "groups": list(groups) or None}
         return str(self._request("POST", "/api/users", body)["token"])
+
+
+# What /sparql is asked for, by the formats Workbench.sparql names.
+SPARQL_TYPES = {
+    "json": "application/sparql-results+json", "xml": "application/sparql-results+xml", "csv": "text/csv",
+    "tsv": "text/tab-separated-values", "turtle": "text/turtle", "ntriples": "application/n-triples",
+    "jsonld": "application/ld+json",
+}
 
 
 def _part(text: str) -> str:

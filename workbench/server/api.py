@@ -54,6 +54,11 @@ def _records(wb: Workbench, a: dict[str, Any]) -> Any:
     return [r.to_json() for r in found]
 
 
+def _me(wb: Workbench) -> dict[str, Any]:
+    found = users.user(wb.store, wb.reader) if wb.reader else None
+    return found.to_json() if found else {"name": None, "roles": [], "groups": []}
+
+
 def _candidates(wb: Workbench, a: dict[str, Any]) -> Any:
     status = a.get("status", "pending")
     return [c.to_json() for c in wb.candidates(status=None if status == "all" else status, text=a.get("text"))]
@@ -96,6 +101,8 @@ CALLS: dict[str, Call] = {
     "retract": lambda wb, a: wb.retract(a["id"], reason=a["reason"]),
     "erase": lambda wb, a: wb.erase(a["id"], reason=a["reason"]).to_json(),
     "users": lambda wb, a: [u.to_json() for u in wb.users()],
+    "set_groups": lambda wb, a: wb.set_groups(a["name"], join=a.get("join", ()), leave=a.get("leave", ())).to_json(),
+    "me": lambda wb, a: _me(wb),
     "add_user": lambda wb, a: {"name": a["name"].strip(),
                                "token": wb.add_user(a["name"], a["roles"], groups=a.get("groups", ()))},
     # rules and evaluation (routes_rules)

@@ -58,4 +58,12 @@ TABLE = (
               items="string"),
     ), "Add a user (admin role, checked by the call); their token is in the answer, this once.",
         "{\"name\", \"token\"}.", writes=True),
+    ApiRoute("set_groups", "POST", "/api/users/groups", (
+        field("name", "string", "the user", required=True),
+        field("join", "array", "groups to add them to", items="string"),
+        field("leave", "array", "groups to take them out of", items="string"),
+    ), "Change which groups a user is in (admin role, checked by the call).", "The user: name, roles, groups.",
+        writes=True),
+    ApiRoute("me", "GET", "/api/me", (), "Who the token belongs to: name, roles, groups (nulls on a store with "
+             "no users).", "The user: name, roles, groups."),
 )
