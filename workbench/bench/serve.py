@@ -375,7 +375,7 @@ def main(
         out.write_text(json.dumps(payload, indent=1, allow_nan=True) + "\n", encoding="utf-8")
         echo(f"Wrote {out}")
     if markdown is not None:
-        write_markdown(markdown, block)
+        write_markdown(markdown, block, size.label)
         echo(f"Wrote the Serving section of {markdown}")
     for line in error_banner(result):
         echo(line)

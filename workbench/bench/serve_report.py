@@ -229,7 +229,10 @@ def render(run: ServeRun, *, command: str, machine_line: str, date: str, code: s
     return "\n".join(lines)
 
 
-def write_markdown(path: Path, block: str) -> None:
-    """Put ``block`` in the ``## Serving`` section of ``path``, between markers; keep the rest."""
-    write_section(path, "Serving", block, begin=BEGIN, end=END)
+def write_markdown(path: Path, block: str, size: str) -> None:
+    """Put ``block`` in the ``## Serving`` section of ``path``, between markers of its own per
+    size (a run at 100k and one at 1.27M stand side by side); keep the rest."""
+    begin, end = (BEGIN, END) if size == "100k" else (BEGIN.replace(": begin", f" {size}: begin"),
+                                                      END.replace(": end", f" {size}: end"))
+    write_section(path, "Serving", block, begin=begin, end=end)
 
