@@ -49,5 +49,5 @@ def test_bench_serve_tiny(tmp_path: Path) -> None:
         assert not Path(f"/proc/{pid}").exists(), described
 
     written = md.read_text()
-    assert re.match(r"# Benchmarks\n\n## Load\n\nLoad figures.\n\n## Serving\n+<!-- bench serve: begin", written)
+    assert re.match(r"# Benchmarks\n\n## Load\n\nLoad figures.\n\n## Serving\n+<!-- bench serve 2000: begin", written)
     assert "A hand-written reading." in written and "| Workbench (access control on) | point | 1 |" in written

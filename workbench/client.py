@@ -291,6 +291,12 @@ class Client:
         body = {"text": convert.read_upload(file), "name": file.name}
         return [Proposed(**p) for p in self._request("POST", "/api/rules/propose", body)]
 
+    def propose_rule_text(self, text: str, *, name: str = "rules.ttl") -> list[Proposed]:
+        """Rule Turtle given as text (say, from an editor), checked and stored as
+        :meth:`propose_rules` does a file; ``name`` stands for it in errors and provenance."""
+        body = {"text": text, "name": name}
+        return [Proposed(**p) for p in self._request("POST", "/api/rules/propose", body)]
+
     def run_rule_tests(self, rule_id: str, version: int | None = None) -> tuple[str, list[CaseResult]]:
         found = self._request("GET", f"/api/rules/{_part(rule_id)}/test", query={"version": version})
         return found["rule"], [CaseResult(c["rule"], c["case"], tuple(c["missing"]), tuple(c["unwanted"]))

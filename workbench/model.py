@@ -125,6 +125,12 @@ class Record:
         d["triples"] = tuple(tuple(t) for t in d["triples"])
         return cls(**d)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich view: the record with its provenance (:mod:`workbench.notebook`)."""
+        from workbench.notebook import record_html
+
+        return record_html(self)
+
 
 @dataclass(frozen=True)
 class Entity:

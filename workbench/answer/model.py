@@ -219,6 +219,13 @@ class Answer:
 
         return render(self)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich view: the tier as a label, the proof tree as nested lists, model guesses
+        apart (:mod:`workbench.notebook`)."""
+        from workbench.notebook import answer_html
+
+        return answer_html(self)
+
 
 def _statement(d: dict[str, Any]) -> Statement:
     return Statement(d["subject"], d["predicate"], d["object"], d["text"])

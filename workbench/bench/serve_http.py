@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from workbench.children import stop
+
 READY_TIMEOUT = 600.0  # seconds for a server to answer its first query (a view of 1.27M relations takes a while)
 REQUEST_TIMEOUT = 120.0  # seconds for one answer before the client gives up (an error)
 ERROR_SAMPLES = 5
@@ -181,13 +183,7 @@ class Server:
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after 10 s; safe to call twice, or before ``start``."""
         proc, self.process = self.process, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None

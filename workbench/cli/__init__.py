@@ -432,6 +432,7 @@ import workbench.cli.recall  # noqa: E402, F401  (registers recall, index)
 import workbench.cli.review  # noqa: E402, F401  (registers users, candidates, review)
 import workbench.cli.rulebook  # noqa: E402, F401  (registers rules propose, test, dry-run, signoff...)
 import workbench.cli.serve  # noqa: E402, F401  (registers serve)
+import workbench.cli.up  # noqa: E402, F401  (registers up)
 from workbench.bench.cli import bench  # noqa: E402  (the group lives beside the benchmarks)
 
 main.add_command(bench)

@@ -190,6 +190,12 @@ class Bundle:
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich view: each record with its source, guesses labelled (:mod:`workbench.notebook`)."""
+        from workbench.notebook import bundle_html
+
+        return bundle_html(self)
+
 
 def check_question(question: str, *, limit: int | None, chars: int | None) -> str:
     if not isinstance(question, str):

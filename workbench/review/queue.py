@@ -75,6 +75,12 @@ class Candidate:
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich view: what is proposed, from which text, by whom (:mod:`workbench.notebook`)."""
+        from workbench.notebook import candidate_html
+
+        return candidate_html(self)
+
 
 @dataclass(frozen=True)
 class Checks:

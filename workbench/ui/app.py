@@ -1,11 +1,16 @@
-"""The Streamlit script: ``streamlit run workbench/ui/app.py`` (``workbench up`` runs it).
+"""The browser workbench's one script: signed out, the only page is the sign-in; signed in, the
+pages the user's roles allow.
 
-Signed out, the only page is the sign-in; signed in, the pages the user's roles allow.
+Streamlit runs it through ``workbench/ui/launch/streamlit_app.py`` (``workbench up`` does; or
+``streamlit run workbench/ui/launch/streamlit_app.py`` with ``$WORKBENCH_URL`` set), never as
+``streamlit run workbench/ui/app.py``: Streamlit takes a ``pages/`` directory beside its script
+for pages of its own, and the page modules here live in ``workbench/ui/pages/``.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -49,10 +54,20 @@ def main() -> None:
     sections: dict[str, list[st.Page]] = {}
     for spec in PAGES:
         if session.may(spec.role):
-            render = importlib.import_module(f"workbench.ui.pages.{spec.module}").render
             sections.setdefault(spec.section, []).append(
-                st.Page(render, title=spec.title, icon=spec.icon, url_path=spec.module))
+                st.Page(_page(spec.module), title=spec.title, icon=spec.icon, url_path=spec.module))
     st.navigation(sections).run()
 
 
-main()
+def _page(module: str) -> Callable[[], None]:
+    """The page's render(), its module imported only when the page is shown."""
+
+    def render() -> None:
+        importlib.import_module(f"workbench.ui.pages.{module}").render()
+
+    render.__name__ = module
+    return render
+
+
+if __name__ == "__main__":  # as Streamlit runs a script
+    main()

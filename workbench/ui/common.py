@@ -12,19 +12,14 @@ from contextlib import contextmanager
 
 import streamlit as st
 
+from workbench.access.users import Role
 from workbench.errors import Conflict, Forbidden, Invalid, NotFound, ParseError, StoreUnavailable, WorkbenchError
+from workbench.notebook import TIER_LABELS
+from workbench.ui import session
 
-# Tier -> (label, colour) for st.badge; guesses stand apart in their own colour.
-TIERS = {
-    "recorded": ("recorded", "green"),
-    "derived": ("derived", "blue"),
-    "guessed": ("model guess", "orange"),
-    "no_evidence": ("no evidence", "gray"),
-    "no_memory": ("no memory", "gray"),
-    "ambiguous": ("ambiguous", "violet"),
-    "conflicting": ("conflicting", "red"),
-    "unknown_entity": ("unknown name", "gray"),
-}
+# Tier -> (label, colour) for st.badge: the notebook's words; guesses stand apart in their own colour.
+_COLOURS = {"recorded": "green", "derived": "blue", "guessed": "orange", "ambiguous": "violet", "conflicting": "red"}
+TIERS = {t: (label, _COLOURS.get(t, "gray")) for t, label in TIER_LABELS.items()}
 
 
 def tier_badge(tier: str) -> None:
@@ -47,6 +42,16 @@ def explain(exc: WorkbenchError) -> str:
     if isinstance(exc, NotFound):
         return f"Not found: {exc.message}"
     return str(exc)
+
+
+def needs(role: Role, doing: str) -> bool:
+    """Whether the signed-in user may ``doing`` (holds ``role``); if not, the page says what to ask
+    an admin for."""
+    if session.may(role):
+        return True
+    st.warning(f"{doing} needs the {role.value} role; an admin can add it "
+               f"(`workbench users add NAME --role {role.value}`).")
+    return False
 
 
 @contextmanager

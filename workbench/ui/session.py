@@ -54,9 +54,10 @@ def user() -> User | None:
     return found
 
 
-def may(role: Role | None) -> bool:
-    """Whether the signed-in user holds ``role`` (admins hold every role; None: anyone)."""
+def may(role: Role | tuple[Role, ...] | None) -> bool:
+    """Whether the signed-in user holds ``role``, or one of several (admins hold every role;
+    None: anyone)."""
     if role is None:
         return True
     who = user()
-    return who is not None and who.may(role)
+    return who is not None and any(who.may(r) for r in (role if isinstance(role, tuple) else (role,)))

@@ -13,7 +13,7 @@ class PageSpec:
     module: str  # workbench.ui.pages.<module>, with a render() function
     title: str
     icon: str  # a Material icon, as st.Page takes it
-    role: Role | None = None
+    role: Role | tuple[Role, ...] | None = None  # any of these (None: anyone signed in)
     section: str = "Knowledge"
 
 
@@ -24,6 +24,6 @@ PAGES = (
     PageSpec("sources", "Sources and history", ":material/history:"),
     PageSpec("sparql", "SPARQL", ":material/code:"),
     PageSpec("review", "Review queue", ":material/fact_check:", Role.CURATOR, "Curation"),
-    PageSpec("rules", "Rules", ":material/rule:", Role.CURATOR, "Curation"),
+    PageSpec("rules", "Rules", ":material/rule:", (Role.CURATOR, Role.REVIEWER), "Curation"),
     PageSpec("signoff", "Sign-off", ":material/verified:", Role.REVIEWER, "Curation"),
 )
