@@ -138,6 +138,11 @@ def test_propose_signoff_retire_flow(as_: Callable[[str], Workbench], tmp_path: 
     assert signed.status == "active"
     assert signed.signed_off == rulebook.Act("bob", NOW, "narrower body; tests read and pass")
     assert signoffs(bob.store, "inherit-kind", 2) == 1
+    # The list says which version answers: the stored one, read in words; the file's is superseded.
+    listed = {(r["id"], r["version"], r["where"] == "store"): r for r in bob.rule_list()}
+    assert listed[("inherit-kind", 2, True)]["answers"] and listed[("inherit-kind", 2, True)]["reading"]
+    assert listed[("inherit-kind", 1, False)]["status"] == "superseded"
+    assert not listed[("inherit-kind", 1, False)]["answers"]
 
     retired = bob.retire_rule("inherit-kind", reason="too narrow after all")
     assert retired.status == "retired" and retired.retired == rulebook.Act("bob", NOW, "too narrow after all")

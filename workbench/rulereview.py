@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
+from workbench.errors import WorkbenchError
 from workbench.review import rulebook
 from workbench.review.ruledryrun import DryRun
 from workbench.rules.check import CaseResult
@@ -50,13 +51,19 @@ class RuleReview:
         version: id, version, status, author, reading, kind, where it lives (its file, or
         ``store``), its number of test cases, and whether it answers questions now (a signed-off
         stored version takes over from the file). What ``workbench rules list --json`` prints."""
-        answering = {(r.id, r.version) for r in self.rules.rules}
-        rows = [{"id": r.id, "version": r.version, "status": r.status, "author": r.author, "reading": r.reading,
-                 "kind": r.kind, "where": r.file, "tests": len(r.tests), "answers": (r.id, r.version) in answering}
+        active = {(r.id, r.version): r for r in self.rules.rules}
+        stored = rulebook.versions(self.store)
+        taken_over = {v.id for v in stored if (v.id, v.version) in active}
+        rows = [{"id": r.id, "version": r.version,
+                 # A file's rule that a signed-off stored version replaced no longer answers.
+                 "status": "superseded" if r.id in taken_over and (r.id, r.version) not in active else r.status,
+                 "author": r.author, "reading": r.reading, "kind": r.kind, "where": r.file, "tests": len(r.tests),
+                 "answers": (r.id, r.version) in active}
                 for r in self.rule_files().rules]
-        rows += [{"id": v.id, "version": v.version, "status": v.status, "author": v.author, "reading": None,
-                  "kind": None, "where": "store", "tests": None, "answers": (v.id, v.version) in answering}
-                 for v in rulebook.versions(self.store)]
+        rows += [{"id": v.id, "version": v.version, "status": v.status, "author": v.author,
+                  "reading": _reading(v, active, self.relations()), "kind": None, "where": "store", "tests": None,
+                  "answers": (v.id, v.version) in active}
+                 for v in stored]
         return rows
 
     def rule_versions(self: _Host, rule_id: str | None = None) -> list[rulebook.Version]:
@@ -94,3 +101,14 @@ class RuleReview:
     def export_rules(self: _Host, directory: str | os.PathLike[str]) -> list[Path]:
         """Write the stored rules back as Turtle files, one per rule (``propose`` is the import)."""
         return rulebook.export(self.store, Path(directory))
+
+
+def _reading(version: rulebook.Version, active: dict[tuple[str, int], Any], relations: frozenset[str]) -> str | None:
+    """A stored version's plain-language reading: the loaded rule's, else its own text's."""
+    found = active.get((version.id, version.version))
+    if found is not None:
+        return str(found.reading)
+    try:
+        return str(rulebook.version_rule(version, relations).reading)
+    except WorkbenchError:  # a text that no longer loads (relations changed): the list still shows it
+        return None
