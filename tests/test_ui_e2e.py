@@ -424,18 +424,22 @@ def test_a_viewer_sees_no_restricted_source_and_no_review_pages(people: People) 
         see(vic.get_by_role("heading", name="Ask", exact=True, level=1))
         assert vic.get_by_role("heading", name=title, exact=True, level=1).count() == 0, path
 
-    # ... and in a new tab: "Page not found", then signed in, the main page; never the review page.
+    # ... and in a new tab: the sign-in at that address, then the main page; never the review page.
     tab = people.new_tab("vic")
     for path, title in zip(REVIEW_PATHS, REVIEW_PAGES, strict=True):
         tab.goto(f"{people.served.up.ui_url}/{path}")
-        see(tab.get_by_role("dialog", name="Page not found"))
-        tab.get_by_role("button", name="Close").click()
         tab.get_by_label("Your API token", exact=True).fill(people.served.tokens["vic"])
         tab.get_by_role("button", name="Sign in").click()
         see(tab.get_by_role("heading", name="Ask", exact=True, level=1))
         settle(tab)
         assert tab.get_by_role("heading", name=title, exact=True, level=1).count() == 0, path
         assert not set(REVIEW_PAGES) & set(nav(tab)), path
+    # A curator following the same link lands on it once signed in.
+    link = people.new_tab("cora")
+    link.goto(f"{people.served.up.ui_url}/{REVIEW_PATHS[0]}")
+    link.get_by_label("Your API token", exact=True).fill(people.served.tokens["cora"])
+    link.get_by_role("button", name="Sign in").click()
+    see(link.get_by_role("heading", name=REVIEW_PAGES[0], exact=True, level=1))
 
 
 def test_every_page_as_an_admin(people: People) -> None:

@@ -39,7 +39,11 @@ def sign_in_page() -> None:
 def main() -> None:
     st.set_page_config(page_title="Workbench", page_icon=":material/psychology:", layout="wide")
     if not session.signed_in():
-        st.navigation([st.Page(sign_in_page, title="Sign in", icon=":material/login:")]).run()
+        # Every page's address leads to the sign-in, so a link opened in a new tab (/review,
+        # /sources?record=ID) shows that page once signed in, if the user's roles allow it.
+        pages = [st.Page(sign_in_page, title="Sign in", icon=":material/login:", default=True)]
+        pages += [st.Page(_signing_in(spec.module), title="Sign in", url_path=spec.module) for spec in PAGES]
+        st.navigation(pages, position="hidden").run()
         return
     who = session.user()
     with st.sidebar:
@@ -57,6 +61,16 @@ def main() -> None:
             sections.setdefault(spec.section, []).append(
                 st.Page(_page(spec.module), title=spec.title, icon=spec.icon, url_path=spec.module))
     st.navigation(sections).run()
+
+
+def _signing_in(module: str) -> Callable[[], None]:
+    """The sign-in, at a page's address."""
+
+    def page() -> None:
+        sign_in_page()
+
+    page.__name__ = f"sign_in_{module}"
+    return page
 
 
 def _page(module: str) -> Callable[[], None]:
