@@ -451,6 +451,12 @@ def test_users_are_added_as_embedded(api: Api) -> None:
         api.client("root").add_user("newbie", ["viewer"])
 
 
+def test_relations_rules_may_conclude_as_embedded(api: Api) -> None:
+    with api.twin("root") as wb:
+        expected = wb.relations()
+    assert api.client("vic").relations() == expected and "https://w3id.org/workbench/ns#needs" in expected
+
+
 def test_the_store_matches_its_twin_after_every_write(api: Api) -> None:
     """The same acts, one through the server and one embedded, leave the same counts."""
     with api.twin("root") as wb:

@@ -15,7 +15,7 @@ from workbench.ui.pages.entities import DUPLICATE_NOTE, possible_duplicates
 
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
-    server = start(tmp_path_factory)
+    server = start(tmp_path_factory.mktemp("ui"))
     yield server
     server.stop()
 

@@ -7,19 +7,13 @@ and checks what the server then holds, through the client.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import workbench
-from tests.test_server import Server
-from workbench.client import Client
-from workbench.service import Workbench
+from tests.ui_server import UiServer, start
 
 
 def _cand(cid: str, statement: str, about: list[str], span: str | None = None) -> dict[str, Any]:
@@ -47,60 +41,17 @@ CANDIDATES = [
 ]
 
 
-@dataclass
-class Ui:
-    server: Server
-    tokens: dict[str, str]
-
-    @property
-    def root(self) -> str:
-        return self.server.url.removesuffix("/sparql")
-
-    def client(self, who: str) -> Client:
-        return workbench.connect(self.root, self.tokens[who], timeout=60)
-
-    def page(self, module: str, who: str) -> AppTest:
-        """One page of the app, signed in as ``who``, run once."""
-        return AppTest.from_function(_page, args=(module, self.tokens[who]), default_timeout=60).run()
-
-
-def _page(module: str, token: str) -> None:
-    """The AppTest script: sign in with the token (once per session), then draw one page."""
-    import importlib
-
-    from workbench.ui import session
-
-    if not session.signed_in():
-        session.sign_in(token)
-    importlib.import_module(f"workbench.ui.pages.{module}").render()
-
-
-def start(tmp: Path, candidates: list[dict[str, Any]]) -> tuple[Server, dict[str, str]]:
-    """A server on a store with the sample data, the four users and ``candidates`` queued."""
-    path = tmp / "store"
-    queued = tmp / "candidates.jsonl"
-    queued.write_text("".join(json.dumps(c) + "\n" for c in candidates), encoding="utf-8")
-    with Workbench.open(path, create=True, user="root") as wb:
-        wb.init(sample=True)
-        tokens = {"root": wb.add_user("root", ["admin"])}
-        for name, role in (("cora", "curator"), ("rita", "reviewer"), ("vic", "viewer")):
-            tokens[name] = wb.add_user(name, [role])
-        if candidates:
-            wb.import_candidates(queued)
-    return Server(path), tokens
-
-
 @pytest.fixture(scope="module")
-def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ui]:
-    server, tokens = start(tmp_path_factory.mktemp("ui-review"), CANDIDATES)
-    yield Ui(server, tokens)
+def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
+    server = start(tmp_path_factory.mktemp("ui-review"), CANDIDATES)
+    yield server
     server.stop()
 
 
 @pytest.fixture(autouse=True)
-def _server_url(ui: Ui, monkeypatch: pytest.MonkeyPatch) -> None:
+def _server_url(ui: UiServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """The app finds the server by $WORKBENCH_URL, as `workbench up` tells it."""
-    monkeypatch.setenv("WORKBENCH_URL", ui.root)
+    monkeypatch.setenv("WORKBENCH_URL", ui.url)
 
 
 def _open(at: AppTest, cid: str) -> AppTest:
@@ -110,7 +61,7 @@ def _open(at: AppTest, cid: str) -> AppTest:
     return at
 
 
-def _status(ui: Ui, cid: str) -> Any:
+def _status(ui: UiServer, cid: str) -> Any:
     return ui.client("root").candidate(cid)
 
 
@@ -118,7 +69,7 @@ def _texts(at: AppTest, kind: str) -> str:
     return "\n".join(str(e.value) for e in getattr(at, kind))
 
 
-def test_a_candidate_shows_its_source_checks_and_bindings(ui: Ui) -> None:
+def test_a_candidate_shows_its_source_checks_and_bindings(ui: UiServer) -> None:
     at = ui.page("review", "cora")
     assert not at.exception, at.exception
     assert at.session_state["review.current"] == "c-approve"  # the oldest pending one opens first
@@ -133,7 +84,7 @@ def test_a_candidate_shows_its_source_checks_and_bindings(ui: Ui) -> None:
     assert dict(zip(names["name"], names["outcome"], strict=True)) == {"Ravi": "bound", "Zed Quill": "unbound"}
 
 
-def test_approve_then_the_next_pending_opens(ui: Ui) -> None:
+def test_approve_then_the_next_pending_opens(ui: UiServer) -> None:
     at = ui.page("review", "cora")
     _open(at, "c-approve")
     order = list(at.dataframe[0].value["id"])
@@ -145,7 +96,7 @@ def test_approve_then_the_next_pending_opens(ui: Ui) -> None:
     assert at.session_state["review.current"] == order[order.index("c-approve") + 1]  # the next one in the queue
 
 
-def test_approve_creating_a_new_name(ui: Ui) -> None:
+def test_approve_creating_a_new_name(ui: UiServer) -> None:
     at = _open(ui.page("review", "cora"), "c-new")
     at.button(key="review.c-new.approve_go").click().run()
     assert "binds no entity" in _texts(at, "error")  # not created unless asked: never a fuzzy match
@@ -157,7 +108,7 @@ def test_approve_creating_a_new_name(ui: Ui) -> None:
     assert ui.client("vic").resolve("Zed Quill").outcome == "bound"
 
 
-def test_edit_then_approve(ui: Ui) -> None:
+def test_edit_then_approve(ui: UiServer) -> None:
     at = _open(ui.page("review", "cora"), "c-edit")
     at.text_input(key="review.c-edit.e.statement").input("Ravi likes coffee.")
     at.text_input(key="review.c-edit.e.from").input("2026-05-01")
@@ -170,7 +121,7 @@ def test_edit_then_approve(ui: Ui) -> None:
     assert record.statement == "Ravi likes coffee." and record.confirmed_by == "cora"
 
 
-def test_a_bad_edit_points_at_the_line_and_keeps_the_form(ui: Ui) -> None:
+def test_a_bad_edit_points_at_the_line_and_keeps_the_form(ui: UiServer) -> None:
     at = _open(ui.page("review", "cora"), "c-bulk-1")
     rest = at.text_area(key="review.c-bulk-1.e.rest")
     rest.input(str(rest.value).replace('"source": {', '"source": {,'))
@@ -182,7 +133,7 @@ def test_a_bad_edit_points_at_the_line_and_keeps_the_form(ui: Ui) -> None:
     assert _status(ui, "c-bulk-1").status == "pending"
 
 
-def test_reject_needs_and_keeps_a_reason(ui: Ui) -> None:
+def test_reject_needs_and_keeps_a_reason(ui: UiServer) -> None:
     at = _open(ui.page("review", "cora"), "c-reject")
     at.button(key="review.c-reject.reject_go").click().run()
     assert "Please give a reason" in _texts(at, "error")
@@ -193,7 +144,7 @@ def test_reject_needs_and_keeps_a_reason(ui: Ui) -> None:
     assert (cand.status, cand.reason, cand.decided_by) == ("rejected", "not said; the model inferred it", "cora")
 
 
-def test_bulk_reject(ui: Ui) -> None:
+def test_bulk_reject(ui: UiServer) -> None:
     at = ui.page("review", "cora")
     at.multiselect(key="review.bulk").select("c-bulk-1").select("c-bulk-2").run()
     at.text_input(key="review.bulk_reason").input("weather is not a preference we keep")
@@ -204,7 +155,7 @@ def test_bulk_reject(ui: Ui) -> None:
     assert at.multiselect(key="review.bulk").value == []  # the selection is cleared after acting
 
 
-def test_bulk_approve(ui: Ui) -> None:
+def test_bulk_approve(ui: UiServer) -> None:
     at = _open(ui.page("review", "cora"), "c-many-1")  # one of them is open
     at.multiselect(key="review.bulk").select("c-many-1").select("c-many-2").run()
     at.button(key="review.bulk_approve_go").click().run()
@@ -215,7 +166,7 @@ def test_bulk_approve(ui: Ui) -> None:
     assert at.session_state["review.current"] not in ("c-many-1", "c-many-2")
 
 
-def test_bind_a_name_to_an_existing_entity_then_approve(ui: Ui) -> None:
+def test_bind_a_name_to_an_existing_entity_then_approve(ui: UiServer) -> None:
     at = _open(ui.page("review", "cora"), "c-bind")
     at.text_input(key="review.c-bind.bind.entity").input("Ravi")
     at.button(key="review.c-bind.bind_go").click().run()
@@ -228,7 +179,7 @@ def test_bind_a_name_to_an_existing_entity_then_approve(ui: Ui) -> None:
     assert _status(ui, "c-bind").status == "approved"
 
 
-def test_merge_candidates_and_into_a_duplicate_record(ui: Ui) -> None:
+def test_merge_candidates_and_into_a_duplicate_record(ui: UiServer) -> None:
     at = ui.page("review", "cora")
     at.multiselect(key="review.bulk").select("c-merge-a").select("c-merge-b").run()
     at.selectbox(key="review.bulk_keep").select("c-merge-a").run()
@@ -244,7 +195,7 @@ def test_merge_candidates_and_into_a_duplicate_record(ui: Ui) -> None:
     assert dup.status == "merged" and dup.merged_into.endswith("m-sparky-1")
 
 
-def test_a_conflict_shows_what_changed_and_keeps_the_edit(ui: Ui) -> None:
+def test_a_conflict_shows_what_changed_and_keeps_the_edit(ui: UiServer) -> None:
     at = _open(ui.page("review", "cora"), "c-conflict")
     at.text_input(key="review.c-conflict.e.statement").input("Ravi loves jazz.")
     ui.client("root").reject(["c-conflict"], reason="a duplicate of an older note")  # someone else, first
@@ -264,7 +215,7 @@ def test_a_conflict_shows_what_changed_and_keeps_the_edit(ui: Ui) -> None:
     assert _status(ui, "c-conflict").status == "rejected"  # nothing written twice
 
 
-def test_filters_by_status_and_words(ui: Ui) -> None:
+def test_filters_by_status_and_words(ui: UiServer) -> None:
     at = ui.page("review", "cora")
     at.selectbox(key="review.status").select("all").run()
     at.text_input(key="review.words").input("spaceship").run()
@@ -274,7 +225,7 @@ def test_filters_by_status_and_words(ui: Ui) -> None:
     assert "No candidate matches these filters." in _texts(at, "info")
 
 
-def test_a_viewer_is_refused(ui: Ui) -> None:
+def test_a_viewer_is_refused(ui: UiServer) -> None:
     at = ui.page("review", "vic")
     assert not at.exception, at.exception
     assert "needs the curator role" in _texts(at, "warning")

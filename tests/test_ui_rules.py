@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.test_ui_review import Ui, start
+from tests.ui_server import UiServer, start
 from workbench.errors import Conflict, Forbidden, ParseError
 from workbench.ui import rulecheck
 
@@ -24,15 +24,15 @@ KIND_OF = (ROOT / "rules" / "kind-of.ttl").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
-def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ui]:
-    server, tokens = start(tmp_path_factory.mktemp("ui-rules"), [])
-    yield Ui(server, tokens)
+def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
+    server = start(tmp_path_factory.mktemp("ui-rules"))
+    yield server
     server.stop()
 
 
 @pytest.fixture(autouse=True)
-def _server_url(ui: Ui, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WORKBENCH_URL", ui.root)
+def _server_url(ui: UiServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKBENCH_URL", ui.url)
 
 
 def _texts(at: AppTest, *kinds: str) -> str:
@@ -52,7 +52,7 @@ def _plain(at: AppTest, text: str | None = None) -> AppTest:
     return at
 
 
-def test_the_client_proposes_rule_text(ui: Ui) -> None:
+def test_the_client_proposes_rule_text(ui: UiServer) -> None:
     cora = ui.client("cora")
     text = rulecheck.TEMPLATE.format(author="cora").replace("my-rule", "owner-needs")
     done = cora.propose_rule_text(text, name="owner-needs.ttl")
@@ -67,7 +67,7 @@ def test_the_client_proposes_rule_text(ui: Ui) -> None:
         ui.client("vic").propose_rule_text(text.replace("wb:ruleVersion 1", "wb:ruleVersion 2"))
 
 
-def test_the_list_shows_status_and_version(ui: Ui) -> None:
+def test_the_list_shows_status_and_version(ui: UiServer) -> None:
     at = _ok(ui.page("rules", "cora"))
     table = at.dataframe[0].value
     rows = {r["rule"]: r for r in table.to_dict("records")}
@@ -76,7 +76,7 @@ def test_the_list_shows_status_and_version(ui: Ui) -> None:
     assert rows["inherit-kind"]["answers now"] and rows["inherit-kind"]["where"] == "rules directory"
 
 
-def test_a_syntax_error_shows_its_line_and_column(ui: Ui) -> None:
+def test_a_syntax_error_shows_its_line_and_column(ui: UiServer) -> None:
     at = _plain(ui.page("rules", "cora"))
     text = str(at.text_area(key="rules.area").value)
     lines = text.splitlines()
@@ -93,7 +93,7 @@ def test_a_syntax_error_shows_its_line_and_column(ui: Ui) -> None:
     assert f"Line {line}, column 1" in _texts(at, "error") and "SPARQL syntax error" in _texts(at, "error")
 
 
-def test_check_runs_the_test_cases(ui: Ui) -> None:
+def test_check_runs_the_test_cases(ui: UiServer) -> None:
     at = _plain(ui.page("rules", "cora"))
     _ok(at.button(key="rules.check").click().run())
     assert "my-rule v1: all 1 test case(s) pass." in _texts(at, "success")
@@ -104,7 +104,7 @@ def test_check_runs_the_test_cases(ui: Ui) -> None:
     assert "urn:wb:entity:ann" in str(at.dataframe[-1].value["expected, not concluded"][0])
 
 
-def test_edit_and_propose_then_tests_dry_run_and_history(ui: Ui) -> None:
+def test_edit_and_propose_then_tests_dry_run_and_history(ui: UiServer) -> None:
     at = _ok(ui.page("rules", "cora"))
     _ok(at.selectbox(key="rules.rule").select("advisor-university").run())
     _ok(at.button(key="rules.next").click().run())  # "Start version 2"
@@ -134,7 +134,7 @@ def test_edit_and_propose_then_tests_dry_run_and_history(ui: Ui) -> None:
     assert any("--- advisor-university v1 (rules directory)" in d and "+    wb:ruleVersion 2 ;" in d for d in diffs)
 
 
-def test_a_reviewer_signs_off_another_persons_version(ui: Ui) -> None:
+def test_a_reviewer_signs_off_another_persons_version(ui: UiServer) -> None:
     cora = ui.client("cora")
     text = rulecheck.next_version(KIND_OF, "kind-of", 1, 2, "cora").replace("directly or", "at once or")
     cora.propose_rule_text(text, name="kind-of.ttl")
@@ -155,7 +155,7 @@ def test_a_reviewer_signs_off_another_persons_version(ui: Ui) -> None:
     assert (v2.signed_off.who, v2.signed_off.comment) == ("rita", "read the diff and the dry run")
 
 
-def test_ones_own_version_cannot_be_signed_off(ui: Ui) -> None:
+def test_ones_own_version_cannot_be_signed_off(ui: UiServer) -> None:
     rita = ui.client("rita")
     text = rulecheck.TEMPLATE.format(author="rita").replace("my-rule", "rita-rule")
     rita.propose_rule_text(text)
@@ -169,7 +169,7 @@ def test_ones_own_version_cannot_be_signed_off(ui: Ui) -> None:
     assert ui.client("root").rule_versions("rita-rule")[-1].status == "proposed"
 
 
-def test_send_back_withdraws_the_version_with_the_comment(ui: Ui) -> None:
+def test_send_back_withdraws_the_version_with_the_comment(ui: UiServer) -> None:
     text = rulecheck.TEMPLATE.format(author="cora").replace("my-rule", "send-me-back")
     ui.client("cora").propose_rule_text(text)
     at = _ok(ui.page("signoff", "rita"))
@@ -184,19 +184,19 @@ def test_send_back_withdraws_the_version_with_the_comment(ui: Ui) -> None:
 
 
 @pytest.mark.parametrize("module", ["rules", "signoff"])
-def test_a_viewer_is_refused(ui: Ui, module: str) -> None:
+def test_a_viewer_is_refused(ui: UiServer, module: str) -> None:
     at = _ok(ui.page(module, "vic"))
     assert "needs the" in _texts(at, "warning")
     assert not at.button and not at.dataframe
 
 
-def test_a_viewer_does_not_see_the_curation_pages(ui: Ui) -> None:
+def test_a_viewer_does_not_see_the_curation_pages(ui: UiServer) -> None:
     """In the whole app, the navigation holds the pages the user's roles allow."""
     import workbench
 
     def pages(who: str) -> set[str]:
         at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=60)
-        client = workbench.connect(ui.root, ui.tokens[who])
+        client = workbench.connect(ui.url, ui.tokens[who])
         at.session_state["workbench.client"] = client
         at.session_state["workbench.user"] = client.me()
         _ok(at.run())

@@ -15,7 +15,7 @@ from workbench.ui.md import md
 
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
-    server = start(tmp_path_factory)
+    server = start(tmp_path_factory.mktemp("ui"))
     yield server
     server.stop()
 
@@ -134,7 +134,7 @@ def test_a_record_opens_from_the_url(ui: UiServer, monkeypatch: pytest.MonkeyPat
 @pytest.mark.parametrize("module", ["sources", "entities"])
 def test_a_lost_server_is_said_plainly(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
                                        module: str) -> None:
-    ui = start(tmp_path_factory)
+    ui = start(tmp_path_factory.mktemp("ui"))
     try:
         at = open_page(ui, module, "vic", monkeypatch)
     finally:

@@ -1,9 +1,12 @@
-"""A real ``workbench serve`` for the Streamlit pages' tests: the sample data and three users,
-root (admin), cora (curator) and vic (viewer). A page runs in ``AppTest`` signed in with one
-of their tokens, through the Python client, as in the browser."""
+"""A real ``workbench serve`` for the Streamlit pages' tests: the sample data, four users, root
+(admin), cora (curator), rita (reviewer) and vic (viewer), and any candidates a test queues. A
+page runs in ``AppTest`` signed in with one of their tokens, through the Python client, as in the
+browser."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,7 @@ from workbench.access.users import Role
 from workbench.client import Client
 from workbench.service import Workbench
 
-PEOPLE = (("root", Role.ADMIN), ("cora", Role.CURATOR), ("vic", Role.VIEWER))
+PEOPLE = (("root", Role.ADMIN), ("cora", Role.CURATOR), ("rita", Role.REVIEWER), ("vic", Role.VIEWER))
 
 
 @dataclass
@@ -32,18 +35,36 @@ class UiServer:
         return f"http://127.0.0.1:{self.server.port}"
 
     def client(self, who: str) -> Client:
-        return workbench.connect(self.url, self.tokens[who])
+        return workbench.connect(self.url, self.tokens[who], timeout=60)
+
+    def page(self, module: str, who: str) -> AppTest:
+        """One page of the app, signed in as ``who``, run once."""
+        return AppTest.from_function(page, kwargs={"module": module, "token": self.tokens[who]},
+                                     default_timeout=60).run()
 
     def stop(self) -> None:
         self.server.stop()
 
 
-def start(tmp_path_factory: pytest.TempPathFactory) -> UiServer:
-    path = tmp_path_factory.mktemp("ui") / "store"
-    with Workbench.open(path, create=True, user="root") as wb:
+def start(base: Path, candidates: Sequence[Mapping[str, Any]] = (), *, extra: Sequence[Mapping[str, Any]] = (),
+          admin: str = "root") -> UiServer:
+    """A server on a store in ``base`` with the sample data (and ``extra`` records), :data:`PEOPLE`
+    (the admin named ``admin``, who adds the others) and ``candidates`` queued."""
+    path = base / "store"
+    with Workbench.open(path, create=True, user=admin) as wb:
         wb.init(sample=True)
-        tokens = {name: users.add(wb.store, name, [role], actor="root", now=wb.now()) for name, role in PEOPLE}
+        if extra:
+            wb.import_files([_jsonl(base / "extra.jsonl", extra)])
+        if candidates:
+            wb.import_candidates(_jsonl(base / "candidates.jsonl", candidates))
+        people = [(admin if role is Role.ADMIN else name, role) for name, role in PEOPLE]
+        tokens = {name: users.add(wb.store, name, [role], actor=admin, now=wb.now()) for name, role in people}
     return UiServer(Server(path), path, tokens)
+
+
+def _jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
 
 
 def page(module: str, token: str) -> None:

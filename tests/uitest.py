@@ -7,10 +7,8 @@ are, as ``workbench.ui.session.sign_in`` leaves them, and ``$WORKBENCH_URL`` nam
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import workbench
-from tests.test_server import Server
-from workbench.service import Workbench
+from tests.ui_server import UiServer, start
 
 APP = Path(__file__).resolve().parent.parent / "workbench" / "ui" / "launch" / "streamlit_app.py"
 # Records the sample data lacks: kettles, for a genuine gap with model guesses; and a private record
@@ -46,35 +43,17 @@ CANDIDATES = [
      "source": {"id": "chat-bike", "said_by": "me", "captured_at": "2026-11-02"},
      "triples": [["red bike", "is a", "bicycle"]]},
 ]
-ROLES = {"ada": "admin", "cora": "curator", "rita": "reviewer", "vic": "viewer"}
-
-
-@dataclass
-class UiServer:
-    server: Server
-    url: str  # the server's root
-    tokens: dict[str, str]  # user name -> token
 
 
 @contextmanager
 def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
-    """A real `workbench serve` over the sample data plus :data:`EXTRA`, with the users of
-    :data:`ROLES` (ada, the admin, added them)."""
-    base = tmp_path_factory.mktemp("ui")
-    extra = base / "extra.jsonl"
-    extra.write_text("".join(json.dumps(r) + "\n" for r in EXTRA), encoding="utf-8")
-    proposed = base / "proposed.jsonl"
-    proposed.write_text("".join(json.dumps(r) + "\n" for r in CANDIDATES), encoding="utf-8")
-    with Workbench.open(base / "store", create=True, user="ada") as wb:
-        wb.init(sample=True)
-        wb.import_files([extra])
-        wb.import_candidates(proposed)
-        tokens = {name: wb.add_user(name, [role]) for name, role in ROLES.items()}
-    server = Server(base / "store")
+    """A real `workbench serve` over the sample data plus :data:`EXTRA` and :data:`CANDIDATES`,
+    with ada as the admin, cora, rita and vic (tests/ui_server.py)."""
+    ui = start(tmp_path_factory.mktemp("ui"), CANDIDATES, extra=EXTRA, admin="ada")
     try:
-        yield UiServer(server, f"http://127.0.0.1:{server.port}", tokens)
+        yield ui
     finally:
-        server.stop()
+        ui.stop()
 
 
 def _page(module: str) -> None:

@@ -40,6 +40,7 @@ from workbench.review.rulebook import Entry, Proposed, Version
 from workbench.review.ruledryrun import DryRun
 from workbench.review.summaries import Summary
 from workbench.rules.check import CaseResult
+from workbench.service import sparql_formats
 
 # Error names the server sends that are not classes here: 401 (no or a bad token) is refused
 # access, 413 (too large a body) bad input.
@@ -157,6 +158,10 @@ class Client:
     def stats(self) -> dict[str, Any]:
         result: dict[str, Any] = self._request("GET", "/api/stats")
         return result
+
+    def relations(self) -> frozenset[str]:
+        """IRIs of the relations rules may conclude (as :meth:`Workbench.relations`)."""
+        return frozenset(self._request("GET", "/api/relations"))
 
     def record(self, record_id: str) -> Record:
         return Record.from_json(self._request("GET", "/api/records/" + _part(record_id)))
@@ -353,9 +358,8 @@ class Client:
     def sparql(self, query: str, *, format: str = "json") -> bytes:
         """A SPARQL query's answer from the server's /sparql, serialised as ``format`` (as
         :meth:`Workbench.sparql`), over what the token's user may see."""
-        accept = SPARQL_TYPES.get(format)
-        if accept is None:
-            raise Invalid(f"unknown format {format!r}; use one of {', '.join(sorted(SPARQL_TYPES))}")
+        results, graph = sparql_formats(format)  # as Workbench.sparql reads it
+        accept = f"{results.media_type}, {graph.media_type};q=0.9"
         data = urllib.parse.urlencode({"query": query}).encode()
         headers = {"Accept": accept, "Content-Type": "application/x-www-form-urlencoded"}
         if self.token:
@@ -368,12 +372,6 @@ class Client:
         return str(self._request("POST", "/api/users", body)["token"])
 
 
-# What /sparql is asked for, by the formats Workbench.sparql names.
-SPARQL_TYPES = {
-    "json": "application/sparql-results+json", "xml": "application/sparql-results+xml", "csv": "text/csv",
-    "tsv": "text/tab-separated-values", "turtle": "text/turtle", "ntriples": "application/n-triples",
-    "jsonld": "application/ld+json",
-}
 
 
 def _part(text: str) -> str:

@@ -17,11 +17,10 @@ from workbench import records
 from workbench.answer.model import Answer, Tier
 from workbench.answer.period import period
 from workbench.errors import Invalid
-from workbench.layout import ontology_triples
+from workbench.layout import declared_relations
 from workbench.relations import Relations
 from workbench.rules.model import RuleSet
 from workbench.store import Store
-from workbench.vocab import WB
 
 
 class Questions:
@@ -72,8 +71,7 @@ class Questions:
     def relations(self) -> frozenset[str]:
         """IRIs of the relations rules may conclude: those the store knows and those this
         version's ontology declares."""
-        declared = {str(t.subject.value) for t in ontology_triples() if t.predicate == WB.relationLabel}  # type: ignore[union-attr]
-        return frozenset(p.value for p in self._relations().by_key.values()) | declared
+        return frozenset(p.value for p in self._relations().by_key.values()) | declared_relations()
 
     def _relations(self) -> Relations:
         """Relation labels, read again after the store changed (vocabulary comes with imports,

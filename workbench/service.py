@@ -63,6 +63,15 @@ GRAPH_FORMATS = {
 }
 
 
+def sparql_formats(format: str) -> tuple[ox.QueryResultsFormat, ox.RdfFormat]:
+    """What a format name means for a SPARQL answer: the serialisation of results (SELECT/ASK)
+    and of a graph (CONSTRUCT/DESCRIBE). Raises Invalid for an unknown name."""
+    if format not in RESULT_FORMATS and format not in GRAPH_FORMATS:
+        known = ", ".join(sorted(set(RESULT_FORMATS) | set(GRAPH_FORMATS)))
+        raise Invalid(f"unknown format {format!r}; use one of {known}")
+    return RESULT_FORMATS.get(format, ox.QueryResultsFormat.JSON), GRAPH_FORMATS.get(format, ox.RdfFormat.TURTLE)
+
+
 def default_user() -> str:
     """Who acts on a local store: $WORKBENCH_USER, else the login name."""
     return os.environ.get("WORKBENCH_USER") or getpass.getuser()
@@ -405,11 +414,7 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         """
         if _is_update(query):
             raise Unsupported("SPARQL Update is not accepted here; change the store through imports and commands")
-        results = RESULT_FORMATS.get(format, ox.QueryResultsFormat.JSON)
-        graph = GRAPH_FORMATS.get(format, ox.RdfFormat.TURTLE)
-        if format not in RESULT_FORMATS and format not in GRAPH_FORMATS:
-            known = ", ".join(sorted(set(RESULT_FORMATS) | set(GRAPH_FORMATS)))
-            raise Invalid(f"unknown format {format!r}; use one of {known}")
+        results, graph = sparql_formats(format)
 
         def _graph_iri(text: str) -> ox.NamedNode:
             try:

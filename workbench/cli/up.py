@@ -168,7 +168,7 @@ def _streamlit(server_url: str, ui_port: int) -> subprocess.Popen[bytes]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     args = ["run", str(APP), "--server.port", str(ui_port), "--server.address", HOST, "--server.headless", "true",
             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-            "--client.toolbarMode", "minimal"]
+            "--client.toolbarMode", "minimal", "--logger.level", "warning"]  # its start-up chatter is not ours
     if sys.platform.startswith("linux"):
         command = [sys.executable, "-c", CHILD, str(os.getpid()), *args]
     else:

@@ -66,6 +66,7 @@ def _candidates(wb: Workbench, a: dict[str, Any]) -> Any:
 
 CALLS: dict[str, Call] = {
     "stats": lambda wb, a: wb.stats(),
+    "relations": lambda wb, a: sorted(wb.relations()),
     "ask": lambda wb, a: wb.ask(a["subject"], a["relation"], a.get("object"), as_of=a.get("as_of"),
                                 guess=a.get("guess", False)).to_json(),
     "count": lambda wb, a: wb.count(a["event_type"], about=a.get("about"), year=a.get("year"), start=a.get("from"),

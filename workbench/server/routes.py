@@ -26,6 +26,8 @@ AS_OF = "an ISO date: answer as the store stood then"
 FIRST = (
     ApiRoute("stats", "GET", "/api/stats", (), "Counts of records by type and status, sources, entities, quads.",
              "An object of counts."),
+    ApiRoute("relations", "GET", "/api/relations", (), "The relations rules may conclude: those the store labels "
+             "and those the ontology declares.", "An array of relation IRIs, sorted.", returns="strings"),
     ApiRoute("ask", "POST", "/api/ask", (
         field("subject", "string", "the subject, as people write it", required=True),
         field("relation", "string", "the relation, as people write it", required=True),

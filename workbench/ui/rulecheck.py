@@ -4,8 +4,8 @@ The checks are the service's own: the Turtle is parsed by pyoxigraph, then loade
 loader ``workbench rules check`` and ``rules propose`` use (:func:`workbench.review.rulebook.parse_text`:
 shape, allowed constructs, SPARQL syntax, relations rules may conclude), and its test cases run
 in a scratch in-memory store through the answering engine (:func:`workbench.rules.check.run_tests`).
-Nothing here opens the store: the relations rules may conclude come from the server (SPARQL) and
-from the ontology files beside the package. Every problem carries the line and column in the
+Nothing here opens the store: the relations rules may conclude come from the server
+(``Client.relations``). Every problem carries the line and column in the
 editor's text where one is known (a SPARQL error inside ``sh:construct`` is moved to the file's lines).
 
 >>> locate("x\\nsh:construct '''\\nCONSTRUCT {} WHERE {}\\nFOO''' .",
@@ -22,7 +22,6 @@ rule:r-v2 a sh:SPARQLRule ; dcterms:identifier "r" ; wb:ruleVersion 2 ;
 from __future__ import annotations
 
 import difflib
-import functools
 import json
 import re
 from collections.abc import Sequence
@@ -30,15 +29,11 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
-from workbench.client import Client
 from workbench.errors import WorkbenchError
-from workbench.layout import ontology_triples
 from workbench.review.rulebook import parse_text
 from workbench.rules.check import CaseResult, run_tests
 from workbench.rules.model import Rule, RuleSet
-from workbench.vocab import WB
 
-RELATIONS_QUERY = f"SELECT DISTINCT ?p WHERE {{ GRAPH ?g {{ ?p {WB.relationLabel} ?l }} }}"
 _TURTLE_AT = re.compile(r"line (\d+),? (?:column|between columns) (\d+)")
 _SPARQL_AT = re.compile(r"sh:construct, line (\d+), column (\d+)")
 _CONSTRUCT = re.compile(r"sh:construct\s+(\"\"\"|'''|\"|')")
@@ -114,19 +109,6 @@ def locate(text: str, message: str) -> tuple[int, int] | None:
         return first_line + line - 1, (first_column + column - 1 if line == 1 else column)
     found = _TURTLE_AT.search(message)
     return (int(found.group(1)), int(found.group(2))) if found else None
-
-
-def relations(client: Client) -> frozenset[str]:
-    """The relations a rule may conclude: those the server's store labels, and those the ontology
-    declares (as the service computes them)."""
-    rows = json.loads(client.sparql(RELATIONS_QUERY))["results"]["bindings"]
-    return frozenset(r["p"]["value"] for r in rows) | relations_declared()
-
-
-@functools.cache
-def relations_declared() -> frozenset[str]:
-    return frozenset(str(t.subject.value) for t in ontology_triples()  # type: ignore[union-attr]
-                     if t.predicate == WB.relationLabel)
 
 
 def check(text: str, known: frozenset[str], *, tests: bool = True) -> Checked:

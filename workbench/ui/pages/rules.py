@@ -19,6 +19,7 @@ from code_editor import code_editor
 from workbench.access.users import Role
 from workbench.client import Client
 from workbench.errors import WorkbenchError
+from workbench.layout import declared_relations
 from workbench.review.rulebook import Version
 from workbench.ui import rulecheck, ruleview, session
 from workbench.ui.common import acting, explain
@@ -182,9 +183,10 @@ def _relations(client: Client) -> frozenset[str]:
     """The relations rules may conclude, asked of the server once a session."""
     if "rules.relations" not in st.session_state:
         try:
-            st.session_state["rules.relations"] = rulecheck.relations(client)
-        except WorkbenchError:
-            return rulecheck.relations_declared()
+            st.session_state["rules.relations"] = client.relations()
+        except WorkbenchError as exc:  # checking goes on with the ontology's relations, and says so
+            st.warning(explain(exc))
+            return declared_relations()
     found: frozenset[str] = st.session_state["rules.relations"]
     return found
 
