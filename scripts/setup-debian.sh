@@ -24,4 +24,4 @@ else
     echo "already installed: ${packages[*]}"
 fi
 
-/usr/bin/chromium --version
+/usr/bin/chromium --version 2>/dev/null  # its wrapper script chatters on stderr
