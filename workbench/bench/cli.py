@@ -84,6 +84,47 @@ def ask(sizes: list[Size], questions: int, repeat: int, seed: int, workdir: Path
              echo=click.echo)
 
 
+@bench.command("audit")
+@click.option("--size", type=click.Choice(["small", "full"]), default="full", show_default=True,
+              help="full: the essay's 1,800 worlds, about 1.27M relations (a few minutes); small: 30 worlds (seconds).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic worlds, the new things and the "
+              "held-out facts.")
+@click.option("--cases", default=16, show_default=True, type=click.IntRange(min=1),
+              help="New things X, each known only as 'X is a K' (the essay asked about 16).")
+@click.option("--multi", default=4, show_default=True, type=click.IntRange(min=0),
+              help="How many of the X are of two kinds from different trees (an electric car: a car and an appliance).")
+@click.option("--held-out", default=40, show_default=True, type=click.IntRange(min=1),
+              help="True facts left out of the system, asked by both paths (the essay asked about 40).")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the worlds and the store here (default: a temporary directory, removed afterwards).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the counts, every wrong answer included, as JSON here.")
+@click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the table into the '## Results' section of this Markdown file (docs/audit.md).")
+@click.pass_context
+def audit(ctx: click.Context, size: str, seed: int, cases: int, multi: int, held_out: int, workdir: Path | None,
+          out: Path | None, markdown: Path | None) -> None:
+    """The essay's audit with Workbench's own parts: the synthetic worlds imported as common
+    sense, the inheritance rule proposed and signed off, new things X recorded as "X is a K";
+    then (a) is the right kind ranked first, (b) does X inherit the facts written for K, (c) what
+    of true facts left out, each by the guesser (FAISS ranking over graph vectors) and by the
+    rule (Workbench.ask: derived with reasons, or no evidence). Prints the essay's table with
+    this run's counts. Exits 1 if the rule path got any answer wrong.
+
+    Example: workbench bench audit --size full --seed 0 --markdown docs/audit.md
+    """
+    from workbench.bench.audit import main as audit_main
+
+    if multi > cases:
+        raise click.BadParameter(f"{multi} is more than the {cases} cases", param_hint="--multi")
+    run = audit_main(size, seed=seed, cases=cases, multi=multi, held_out=held_out, workdir=workdir, markdown=markdown,
+                     out=out, echo=click.echo)
+    wrong = sum(len(r.wrong) for r in run.rows.values()) + (run.written_back != 0)
+    if wrong:
+        click.echo(f"error: the rule path got {wrong} answers wrong or wrote to the store (see above)", err=True)
+        ctx.exit(1)
+
+
 def _counts(ctx: click.Context, param: click.Parameter, value: str) -> list[tuple[str, int]]:
     from workbench.bench.recall import parse_count
 

@@ -112,21 +112,37 @@ class Things(Rebuilt):
 
     def __init__(self, store: Store, directory: Path) -> None:
         super().__init__(store, directory, FeatureEncoder())
+        self._up: tuple[str, dict[str, set[str]]] | None = None
+
+    def _supers(self) -> dict[str, set[str]]:
+        """The kind hierarchy, read once per store version (every vector needs all of it)."""
+        version = self.store.version()
+        if self._up is None or self._up[0] != version:
+            self._up = (version, _supers(self.store))
+        return self._up[1]
 
     def items(self) -> dict[str, str]:
-        return features(_triples(self.store, None), _supers(self.store))
+        return features(_triples(self.store, None), self._supers())
+
+    def text(self, iri: str) -> str | None:
+        """What the graph says of ``iri``, one feature a line: what its vector encodes."""
+        return features(_triples(self.store, [iri]), self._supers()).get(iri)
 
     def vector(self, iri: str) -> np.ndarray | None:
-        feats = features(_triples(self.store, [iri]), _supers(self.store)).get(iri)
+        feats = self.text(iri)
         return self.index.encoder.encode([feats])[0] if feats else None
 
     def guess(self, iri: str, predicate: str, *, top: int = 5) -> tuple[Guess, ...]:
         """Values of ``predicate`` for ``iri``, ranked by how similar things that have one are."""
-        index = self.ready()
         v = self.vector(iri)
-        if v is None:
-            return ()
-        near = [(n, s) for n, s in index.search(v, NEIGHBOURS + 1) if n != iri and s >= MIN_SIMILARITY]
+        return () if v is None else self.guess_near(v, predicate, exclude=iri, top=top)
+
+    def guess_near(self, v: np.ndarray, predicate: str, *, exclude: str | None = None,
+                   top: int = 5) -> tuple[Guess, ...]:
+        """Values of ``predicate`` ranked by the things nearest the vector ``v`` that have one
+        (``exclude``: the thing asked about, never its own neighbour)."""
+        index = self.ready()
+        near = [(n, s) for n, s in index.search(v, NEIGHBOURS + 1) if n != exclude and s >= MIN_SIMILARITY]
         if not near:
             return ()
         sims = dict(near)
@@ -164,11 +180,25 @@ class Things(Rebuilt):
         if v is None:
             return []
         kinds = list(kinds) if kinds is not None else self.kinds()
-        up = _supers(self.store)
+        return self.rank_kinds_near(v, kinds, self.kind_vectors(kinds), top=top)
+
+    def kind_vectors(self, kinds: Sequence[str]) -> np.ndarray:
+        """One graph vector per kind, in order: what the kind is (itself and the kinds above
+        it) and its own facts."""
+        return self.index.encoder.encode(self.kind_texts(kinds))
+
+    def kind_texts(self, kinds: Sequence[str]) -> list[str]:
+        up = self._supers()
         feats: dict[str, str] = {}
         for start in range(0, len(kinds), 500):
             feats.update(features(_triples(self.store, kinds[start : start + 500]), up))
         # A kind is one of its own kinds ("a K" is a feature of K), facts or not.
-        scores = self.index.encoder.encode([f"a <{k}>\n" + feats.get(k, "") for k in kinds]) @ v
+        return [f"a <{k}>\n" + feats.get(k, "") for k in kinds]
+
+    @staticmethod
+    def rank_kinds_near(v: np.ndarray, kinds: Sequence[str], vectors: np.ndarray, *,
+                        top: int | None = 5) -> list[tuple[str, float]]:
+        """``kinds`` ordered by the cosine of their ``vectors`` to ``v`` (best first)."""
+        scores = vectors @ v
         ranked = sorted(zip(kinds, (float(s) for s in scores), strict=True), key=lambda t: (-t[1], t[0]))
-        return ranked[:top]
+        return ranked if top is None else ranked[:top]
