@@ -91,6 +91,9 @@ class FakeSparql:
     reply: Reply
     requests: list[bytes] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
+    keep_alive: bool = False  # else the server closes each connection after its answer (without saying so)
+    peers: list[int] = field(default_factory=list)  # the client's port, per request
+    accepts: list[str] = field(default_factory=list)  # the Accept header, per request
 
     def start(self) -> FakeSparql:
         fake = self
@@ -100,7 +103,9 @@ class FakeSparql:
 
             def do_POST(self) -> None:  # noqa: N802 - the http.server API
                 fake.requests.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                self.close_connection = True
+                fake.peers.append(self.client_address[1])
+                fake.accepts.append(self.headers.get("Accept", ""))
+                self.close_connection = not fake.keep_alive
                 fake.reply(self, fake.stop)
 
             do_GET = do_POST  # noqa: N815
@@ -123,11 +128,11 @@ class FakeSparql:
 
 
 @pytest.fixture
-def fake() -> Iterator[Callable[[Reply], FakeSparql]]:
+def fake() -> Iterator[Callable[..., FakeSparql]]:
     started: list[FakeSparql] = []
 
-    def make(reply: Reply) -> FakeSparql:
-        server = FakeSparql(reply).start()
+    def make(reply: Reply, *, keep_alive: bool = False) -> FakeSparql:
+        server = FakeSparql(reply, keep_alive=keep_alive).start()
         started.append(server)
         return server
 
@@ -346,3 +351,85 @@ def test_cli_error_status_exits_1_with_a_plain_message(fake: Callable[[Reply], F
 def test_cli_truncated_answer_exits_1_with_a_plain_message(fake: Callable[[Reply], FakeSparql]) -> None:
     server = fake(answer(200, b'{"boolean": tru', length=1000))
     _plain_error(run_cli("--endpoint", server.url, "--timeout", "2", "stats"))
+
+
+# ---------------------------------------------------------------------- (e) connections and answers
+
+SELECT_ONE = answer(200, b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "uri", "value": "urn:a"}}]}}')
+
+
+def ask_then(reply: Reply, requests: Callable[[], list[bytes]]) -> Reply:
+    """ASK true to the opening ``ASK {}``, ``reply`` to the rest."""
+    def reply_to(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        (ASK_TRUE if requests()[-1] == b"ASK {}" else reply)(h, stop)
+    return reply_to
+
+
+def test_queries_reuse_one_kept_alive_connection(fake: Callable[..., FakeSparql]) -> None:
+    server = fake(ask_then(SELECT_ONE, lambda: server.requests), keep_alive=True)
+    store = RemoteStore(server.url, timeout=2)
+    for _ in range(5):
+        assert [r["x"].value for r in store.select("SELECT ?x WHERE { ?x ?p ?o }")] == ["urn:a"]  # type: ignore[union-attr]
+    store.close()
+    assert len(server.requests) == 6 and len(set(server.peers)) == 1, server.peers
+    assert store.round_trips == 6 and store.round_trip_s > 0
+
+
+def test_a_server_that_closes_idle_connections_is_no_error(fake: Callable[..., FakeSparql]) -> None:
+    server = fake(ask_then(SELECT_ONE, lambda: server.requests))  # closes each connection after answering, silently
+    store = RemoteStore(server.url, timeout=2)
+    for _ in range(3):
+        assert len(store.select("SELECT ?x WHERE { ?x ?p ?o }")) == 1
+    assert len(server.requests) == 4 and len(set(server.peers)) == 4
+
+
+def test_select_prefers_tsv_and_reads_what_the_server_sends(fake: Callable[..., FakeSparql]) -> None:
+    tsv = answer(200, b"?x\n<urn:b>\n", "text/tab-separated-values; charset=utf-8")
+    server = fake(ask_then(tsv, lambda: server.requests), keep_alive=True)
+    store = RemoteStore(server.url, timeout=2)
+    assert [r["x"].value for r in store.select("SELECT ?x WHERE { ?x ?p ?o }")] == ["urn:b"]  # type: ignore[union-attr]
+    assert server.accepts[0].startswith("application/sparql-results+json")  # the ASK
+    assert server.accepts[1].startswith("text/tab-separated-values")
+    store.close()
+
+
+def test_partial_results_are_refused(fake: Callable[..., FakeSparql]) -> None:
+    partial = answer(206, b'{"head": {"vars": ["x"]}, "results": {"bindings": []}}')
+    server = fake(ask_then(partial, lambda: server.requests))
+    store = RemoteStore(server.url, timeout=2)
+    with pytest.raises(StoreUnavailable, match="206: partial results"):
+        store.select("SELECT ?x WHERE { ?x ?p ?o }")
+
+
+def test_an_update_is_never_sent_twice(fake: Callable[..., FakeSparql]) -> None:
+    def drop_updates(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        if h.path.endswith("/update"):
+            h.close_connection = True  # no answer at all: the client cannot know whether it landed
+        else:
+            ASK_TRUE(h, stop)
+
+    server = fake(drop_updates, keep_alive=True)
+    store = RemoteStore(server.url, timeout=2)
+    with pytest.raises(StoreUnavailable):
+        store.update("INSERT DATA { <urn:a> <urn:b> <urn:c> }")
+    assert sum(b"INSERT" in r for r in server.requests) == 1
+
+
+def test_trickling_after_connection_close_is_unavailable_within_the_timeout(fake: Callable[..., FakeSparql]) -> None:
+    # "Connection: close" hands the socket from the connection to the response: the deadline must still reach it.
+    def trickle(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "application/sparql-results+json")
+        h.send_header("Content-Length", "1000")
+        h.send_header("Connection", "close")
+        h.end_headers()
+        for _ in range(15):
+            if stop.wait(0.3):
+                return
+            h.wfile.write(b" ")
+            h.wfile.flush()
+
+    server = fake(trickle)
+    exc, took = timed(lambda: Workbench.open(server.url, timeout=1))
+    assert took < HANG_GUARD - 1.5, f"took {took:.1f} s with timeout=1"
+    assert isinstance(exc, StoreUnavailable), repr(exc)

@@ -34,6 +34,7 @@ class Questions:
     _labels_version: str | None = None  # the store's version when the labels were read
 
     _rules_key: object = None  # what the cached rules were built from: rules_dir and the stored versions
+    _stamp: tuple[str, tuple[tuple[str, str], ...]] | None = None  # the stored versions, as of a store version
 
     @property
     def rules(self) -> RuleSet:
@@ -44,7 +45,7 @@ class Questions:
         ParseError/Invalid naming file, rule and line."""
         from workbench.review import rulebook
 
-        key = (self.rules_dir, rulebook.stamp(self.store))
+        key = (self.rules_dir, self._rule_stamp())
         if self._rules is None or key != self._rules_key:
             from workbench.rules import run_tests
 
@@ -60,6 +61,19 @@ class Questions:
                 )
             self._rules, self._rules_key = rules, key
         return self._rules
+
+    def _rule_stamp(self) -> tuple[tuple[str, str], ...]:
+        """The stored rule versions and their status. A store only this process writes says by
+        its version when they may have changed, which saves a query per question; a shared
+        server is asked each time."""
+        from workbench.review import rulebook
+
+        if not self.store.owned:
+            return rulebook.stamp(self.store)
+        version = self.store.version()
+        if self._stamp is None or self._stamp[0] != version:
+            self._stamp = (version, rulebook.stamp(self.store))
+        return self._stamp[1]
 
     def rule_files(self) -> RuleSet:
         """Every rule in ``rules_dir``, loaded and checked (syntax, shape, allowed constructs),

@@ -142,13 +142,15 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         if not self._viewed().restricted(reader):
             found = self.acting_as(name)
         else:
-            view = self._viewed().view(reader)
+            views = self._viewed()
+            view = views.view(reader)
             found = self._seen.get(reader.key)
             if found is None or found.store is not view:
                 found = Workbench(view, user=name, clock=self._clock, rules_dir=self.rules_dir,
                                   encoder=self.encoder_spec)
                 found.reader = name
                 self._seen[reader.key] = found
+            self._let_go(views)
         # Rules come from files and the rules graph, the same for every reader; each use checks
         # them against the store, so whichever Workbench loaded them last serves the others.
         if found._rules is not None and self._rules is None:
@@ -163,12 +165,22 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         store's owner (None) the store itself."""
         if name is None or isinstance(self.store, ViewStore):
             return self.store
-        return self._viewed().view(viewer(self.store, name))
+        view = self._viewed().view(viewer(self.store, name))
+        self._let_go(self._viewed())
+        return view
 
     def _viewed(self) -> Views:
         if self._views is None:
             self._views = Views(self.store)
         return self._views
+
+    def _let_go(self, views: Views) -> None:
+        """Forget readers' Workbenches on views that a newer one replaced or that were evicted,
+        so that nothing holds those any more and their folders go."""
+        stale = [k for k, w in list(self._seen.items()) if isinstance(w.store, ViewStore) and not views.live(w.store)]
+        for key in stale:
+            self._seen.pop(key, None)
+        views.sweep()
 
     def acting_as(self, name: str | None) -> Workbench:
         """This store and this Workbench's caches, with ``name`` acting (the one writes are
@@ -192,6 +204,9 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         return self._clock().astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
     def close(self) -> None:
+        self._seen.clear()
+        if self._views is not None:
+            self._views.close()
         self.store.close()
 
     def __enter__(self) -> Workbench:

@@ -4,54 +4,60 @@ Access follows the source. A source with ``wb:visibleTo`` agents is visible only
 people and to members (``wb:memberOf``) of those groups; a source with none is visible to
 everyone. A requester sees an assertion only if they may see its source. Rather than filter each
 of the many reads (lookups, rule bodies, counts, recall, SPARQL with ``GRAPH ?g`` and ``FROM``),
-a restricted reader gets a **view**: an in-memory copy of the store without what they may not
-see. Everything above then runs unchanged on the view, so a derived conclusion can only use
-premises they may see, a count counts only those, recall and guesses rank only those, and an
-unknown id is unknown whether it is hidden or absent. The view holds no:
+a restricted reader gets a **view**: a copy of the store without what they may not see.
+Everything above then runs unchanged on the view, so a derived conclusion can only use premises
+they may see, a count counts only those, recall and guesses rank only those, and an unknown id is
+unknown whether it is hidden or absent. The view holds no:
 
 - assertion graph whose source is hidden, nor its metadata, nor links to it from visible
   records (``wb:supersedes``, ``wb:supportedBy``), nor the hidden source itself;
 - entity mentioned only by hidden assertions (its names, alias registrations and merges);
-- candidate taken from a hidden source, nor a summary of a hidden record;
+- candidate taken from a hidden source or naming an audience without them, nor a summary of a
+  hidden record;
 - import or proposal activity, or agent, that nothing left refers to;
 - token hash, for anyone (SPARQL shows the users graph without them).
 
 Admins, and everyone on a store without users, see every source; their SPARQL still runs on a
-view (without token hashes). Views are cached per set of agents and rebuilt when the store's
-:meth:`~workbench.store.Store.version` moves. Writes never go through a view.
+view (without token hashes). Writes never go through a view.
+
+A view is a pyoxigraph database on disk, in a folder of this process's under the store's
+``files_dir/views/`` (a scratch store in memory keeps its views in memory): a RocksDB checkpoint
+of an embedded store (hard links: milliseconds, whatever the size), else the store's dump
+streamed through a file; then redacted (:mod:`workbench.access.redaction`) and reopened
+read-only. So memory is bounded by RocksDB's caches, not by the data. Readers who may not see
+the same things (:class:`~workbench.access.redaction.Hidden`) share one view: every admin and
+everyone who may see every source share one. A view is rebuilt when the store's
+:meth:`~workbench.store.Store.version` moves; at most :data:`CACHED_VIEWS` are kept. A replaced
+or evicted view's folder is removed once nothing reads it, all of them on :meth:`Views.close`,
+and a dead process's left-overs when the next one makes its folder.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
-import io
-import json
+import os
+import shutil
+import tempfile
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyoxigraph as ox
 
 from workbench.access import users
+from workbench.access.redaction import Hidden, Queued, hidden, queued, redact
 from workbench.access.users import Role
 from workbench.errors import Forbidden
-from workbench.ids import (
-    ENTITIES_GRAPH,
-    ENTITY_PREFIX,
-    META_GRAPH,
-    QUEUE_GRAPH,
-    SUMMARIES_GRAPH,
-    USERS_GRAPH,
-    agent_iri,
-    id_from_iri,
-)
 from workbench.store.base import Batch, Capabilities, Check, Progress, Store
 from workbench.store.pyox import PyoxStore
-from workbench.vocab import PREFIXES
 
-CACHED_VIEWS = 8  # distinct sets of agents with a view in memory at once
+CACHED_VIEWS = 8  # views (distinct sets of what is hidden) open at once
+COPIES = "copies."  # a process's folder of views under files_dir/views/ starts with this
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ class Viewer:
 
     @property
     def key(self) -> str:
-        """Names the view: readers with the same agents share one."""
+        """Names the reader's own files beside their view (its vector indexes)."""
         text = "*" if self.sees_all else "\n".join(sorted(self.agents))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -93,16 +99,14 @@ def viewer(store: Store, name: str | None) -> Viewer:
     return Viewer(name, frozenset({name}) | groups)
 
 
-def hidden_sources(store: Store, reader: Viewer) -> list[ox.NamedNode]:
-    """The sources ``reader`` may not see."""
-    if reader.sees_all:
-        return []
-    agents = " ".join(str(agent_iri(a)) for a in sorted(reader.agents))
-    rows = store.select(
-        PREFIXES + f"""SELECT DISTINCT ?s WHERE {{ GRAPH {META_GRAPH} {{ ?s wb:visibleTo ?any }}
-        FILTER NOT EXISTS {{ GRAPH {META_GRAPH} {{ ?s wb:visibleTo ?a }} VALUES ?a {{ {agents} }} }} }}"""
-    )
-    return [r["s"] for r in rows if isinstance(r["s"], ox.NamedNode)]
+class Copy:
+    """One redacted copy of the store, shared by the readers who may not see ``hidden``."""
+
+    def __init__(self, db: ox.Store, directory: Path | None, version: str, hidden: Hidden) -> None:
+        self.db = db
+        self.directory = directory  # None: in memory
+        self.version = version
+        self.hidden = hidden
 
 
 class ViewStore(PyoxStore):
@@ -112,16 +116,18 @@ class ViewStore(PyoxStore):
         name="view", on_disk=False, crash_safe_imports=False, bulk_load=False, staged_writes=False
     )
 
-    def __init__(self, base: Store, reader: Viewer, db: ox.Store, version: str) -> None:
+    def __init__(self, base: Store, reader: Viewer, copy: Copy) -> None:
         self.base = base
         self.reader = reader
         self.location = f"{base.location} as seen by {reader.name or 'everyone'}"
-        self._db = db
-        self.built_from = version
+        self.copy = copy  # keeps the copy's folder until the last reader of it goes
+        self._db = copy.db
+        self.built_from = copy.version
 
     @property
     def files_dir(self) -> Path:
-        """Its own vector indexes, beside the store's, one folder per set of agents."""
+        """Its own vector indexes, beside the store's, one folder per set of agents (they
+        follow the view incrementally, so they outlive it)."""
         return self.base.files_dir / "views" / self.reader.key
 
     def _refuse(self) -> Forbidden:
@@ -137,140 +143,141 @@ class ViewStore(PyoxStore):
         raise self._refuse()
 
 
-def build(base: Store, reader: Viewer, version: str) -> ViewStore:
-    """A view of ``base`` for ``reader``: the store's quads, less what they may not see."""
-    buf = io.BytesIO()
-    base.dump(buf, format=ox.RdfFormat.N_QUADS)
-    db = ox.Store()
-    db.bulk_load(buf.getvalue(), format=ox.RdfFormat.N_QUADS)
-    del buf
-    _filter(db, hidden_sources(base, reader), reader)
-    return ViewStore(base, reader, db, version)
-
-
-def _column(db: ox.Store, query: str, var: str = "e") -> list[ox.NamedNode]:
-    """One variable's IRIs from a SELECT over ``db``."""
-    result = db.query(query)
-    assert isinstance(result, ox.QuerySolutions)
-    return [s[var] for s in result if isinstance(s[var], ox.NamedNode)]
-
-
-def _values(terms: Iterable[ox.NamedNode]) -> str:
-    return " ".join(str(t) for t in terms)
-
-
-def _filter(db: ox.Store, sources: list[ox.NamedNode], reader: Viewer) -> None:
-    """Take out of ``db`` what ``reader`` may not see; every step runs in the store's engine."""
-    db.update(PREFIXES + f"DELETE WHERE {{ GRAPH {USERS_GRAPH} {{ ?u wb:tokenHash ?h }} }}")
-    meta, ents = META_GRAPH, ENTITIES_GRAPH
-    if sources:
-        records = _column(
-            db, PREFIXES + f"SELECT DISTINCT ?r WHERE {{ VALUES ?s {{ {_values(sources)} }} "
-            f"GRAPH {meta} {{ ?r prov:wasDerivedFrom ?s }} }}", "r"
-        )
-        gone = _values([*records, *sources])
-        mentioned = _column(
-            db, f"""SELECT DISTINCT ?e WHERE {{ VALUES ?r {{ {_values(records)} }}
-            {{ GRAPH ?r {{ {{ ?e ?p ?o }} UNION {{ ?o ?p ?e }} }} }} UNION {{ GRAPH {meta} {{ ?r ?p ?e }} }}
-            FILTER(isIRI(?e) && STRSTARTS(STR(?e), "{ENTITY_PREFIX}")) }}"""
-        )
-        steps = [f"DROP SILENT GRAPH {r}" for r in records]
-        steps += [
-            f"DELETE {{ GRAPH {meta} {{ ?x ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }} GRAPH {meta} {{ ?x ?p ?o }} }}",
-            f"DELETE {{ GRAPH ?g {{ ?s ?p ?x }} }} WHERE {{ VALUES ?x {{ {gone} }} GRAPH ?g {{ ?s ?p ?x }} }}",
-            f"""DELETE {{ GRAPH {SUMMARIES_GRAPH} {{ ?m ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }}
-                GRAPH {SUMMARIES_GRAPH} {{ ?m wb:summarizes ?x ; ?p ?o }} }}""",
-        ]
-        db.update(PREFIXES + " ;\n".join(steps))
-        _drop_entities(db, mentioned)
-    _drop_candidates(db, {id_from_iri(s) for s in sources}, reader)
-    # What nothing left refers to: import and proposal runs, then agents, graph by graph.
-    db.update(
-        PREFIXES + f"""DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{ VALUES ?g {{ {meta} {QUEUE_GRAPH} }}
-        GRAPH ?g {{ ?a a ?kind ; ?p ?o }} VALUES ?kind {{ wb:Import wb:Proposal }}
-        FILTER NOT EXISTS {{ GRAPH ?g {{ ?x ?q ?a }} }} }} ;
-        DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{ VALUES ?g {{ {meta} {QUEUE_GRAPH} {ents} {SUMMARIES_GRAPH} }}
-        GRAPH ?g {{ ?a ?p ?o }} FILTER(STRSTARTS(STR(?a), "urn:wb:agent:"))
-        FILTER NOT EXISTS {{ GRAPH ?g {{ ?x ?q ?a }} }} }}"""
-    )
-
-
-def _drop_entities(db: ox.Store, mentioned: list[ox.NamedNode]) -> None:
-    """Entities the hidden assertions mentioned that nothing visible mentions any more."""
-    if not mentioned:
-        return
-    ents = ENTITIES_GRAPH
-    orphans = _column(
-        db, f"""SELECT ?e WHERE {{ VALUES ?e {{ {_values(mentioned)} }}
-        FILTER NOT EXISTS {{ GRAPH ?g {{ {{ ?e ?p ?o }} UNION {{ ?o ?p ?e }} }} FILTER(?g != {ents}) }} }}"""
-    )
-    if orphans:
-        db.update(
-            f"""DELETE {{ GRAPH {ents} {{ ?a ?q ?b }} }} WHERE {{ VALUES ?e {{ {_values(orphans)} }}
-            GRAPH {ents} {{ ?a ?p ?e ; ?q ?b }} }} ;
-            DELETE {{ GRAPH {ents} {{ ?e ?p ?o }} }} WHERE {{ VALUES ?e {{ {_values(orphans)} }}
-            GRAPH {ents} {{ ?e ?p ?o }} }}"""
-        )
-
-
-def _drop_candidates(db: ox.Store, hidden: set[str], reader: Viewer) -> None:
-    """Candidates whose source is hidden, or that say they are visible only to others."""
-    if reader.sees_all:
-        return
-    drop = []
-    rows = db.query(PREFIXES + f"SELECT ?c ?payload WHERE {{ GRAPH {QUEUE_GRAPH} {{ ?c wb:payload ?payload }} }}")
-    assert isinstance(rows, ox.QuerySolutions)
-    for s in rows:
-        try:
-            record = json.loads(s["payload"].value)
-        except ValueError:
-            continue  # not a candidate's record: nothing to judge it by
-        source = record.get("source") if isinstance(record, dict) else None
-        source_id = source.get("id") if isinstance(source, dict) else source
-        visible_to = set(record.get("visible_to") or ()) if isinstance(record, dict) else set()
-        if source_id in hidden or (visible_to and not visible_to & reader.agents):
-            drop.append(s["c"])
-    if drop:
-        db.update(
-            f"""DELETE {{ GRAPH {QUEUE_GRAPH} {{ ?c ?p ?o }} }} WHERE {{ VALUES ?c {{ {_values(drop)} }}
-            GRAPH {QUEUE_GRAPH} {{ ?c ?p ?o }} }} ;
-            DELETE {{ GRAPH {QUEUE_GRAPH} {{ ?a ?q ?b }} }} WHERE {{ VALUES ?c {{ {_values(drop)} }}
-            GRAPH {QUEUE_GRAPH} {{ ?a ?p ?c ; ?q ?b }} }}"""
-        )
-
-
 class Views:
     """The views of one store, built on first use and again after the store changes."""
 
     def __init__(self, base: Store, size: int = CACHED_VIEWS) -> None:
         self.base = base
         self.size = size
-        self._views: OrderedDict[str, ViewStore] = OrderedDict()
-        self._hidden: dict[str, tuple[str, bool]] = {}
+        self._copies: OrderedDict[str, Copy] = OrderedDict()  # Hidden.key -> its copy, oldest use first
+        self._stores: dict[str, ViewStore] = {}  # Viewer.key -> their store on a cached copy
+        self._hidden: dict[str, tuple[str, Hidden]] = {}  # Viewer.key -> (version, what they may not see)
+        self._queue: tuple[str, list[Queued]] | None = None  # (version, the review queue)
+        self._gone: list[Path] = []  # folders of copies nothing reads any more
+        self._folder: Path | None = None
+        self._removal: weakref.finalize[[Path, int], Views] | None = None  # removes _folder (close, or collected)
+        self._built = 0
         self._lock = threading.Lock()
 
-    def restricted(self, reader: Viewer) -> bool:
-        """Whether the store holds a source ``reader`` may not see (cached per store version)."""
+    def hidden(self, reader: Viewer, version: str | None = None) -> Hidden:
+        """What ``reader`` may not see in the store (cached per store version)."""
         if reader.sees_all:
-            return False
-        version = self.base.version()
+            return Hidden()
+        version = self.base.version() if version is None else version
         known = self._hidden.get(reader.key)
         if known is None or known[0] != version:
-            known = (version, bool(hidden_sources(self.base, reader)))
-            self._hidden[reader.key] = known
+            queue = self._queue
+            if queue is None or queue[0] != version:
+                queue = self._queue = (version, queued(self.base))
+            known = self._hidden[reader.key] = (version, hidden(self.base, reader.agents, queue[1]))
         return known[1]
+
+    def restricted(self, reader: Viewer) -> bool:
+        """Whether the store holds a source or candidate ``reader`` may not see."""
+        return bool(self.hidden(reader))
 
     def view(self, reader: Viewer) -> ViewStore:
         """The view for ``reader``, current with the store."""
         with self._lock:  # one build at a time: concurrent readers of a stale view wait for one copy
             version = self.base.version()
-            found = self._views.get(reader.key)
-            if found is None or found.built_from != version:
-                found = build(self.base, reader, version)
-                self._views[reader.key] = found
-            self._views.move_to_end(reader.key)
-            while len(self._views) > self.size:
-                self._views.popitem(last=False)
+            what = self.hidden(reader, version)
+            copy = self._copies.get(what.key)
+            if copy is None or copy.version != version:
+                copy = self._copies[what.key] = self._build(what, version)
+            self._copies.move_to_end(what.key)
+            while len(self._copies) > self.size:
+                self._copies.popitem(last=False)
+            found = self._stores.get(reader.key)
+            if found is None or found.copy is not copy:
+                found = ViewStore(self.base, reader, copy)
+            self._stores = {k: s for k, s in self._stores.items() if self.live(s)}
+            self._stores[reader.key] = found
+            self.sweep()
             return found
 
+    def live(self, store: ViewStore) -> bool:
+        """Whether ``store`` reads a copy still cached (else a newer one replaced it, or it was
+        evicted: let it go, so that its folder can be removed)."""
+        return self._copies.get(store.copy.hidden.key) is store.copy
 
+    def sweep(self) -> None:
+        """Remove the folders of copies that nothing reads any more."""
+        while True:
+            try:
+                gone = self._gone.pop()
+            except IndexError:  # emptied, maybe by another thread between a check and a pop
+                return
+            shutil.rmtree(gone, ignore_errors=True)
+
+    def close(self) -> None:
+        """Forget every view and remove this process's folder of them."""
+        with self._lock:
+            self._copies.clear()
+            self._stores.clear()
+            self._gone.clear()
+            if self._removal is not None:
+                self._removal()
+            self._folder = self._removal = None
+
+    def _build(self, what: Hidden, version: str) -> Copy:
+        """A copy of the store, less ``what``, in a folder of its own."""
+        self._built += 1
+        stamp = hashlib.sha256(version.encode()).hexdigest()[:8]
+        directory = self._own_folder() / f"{what.key}-{stamp}-{self._built}"
+        try:
+            db = _redacted(self.base, directory, what)
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        copy = Copy(db, directory if directory.exists() else None, version, what)
+        if copy.directory is not None:
+            # When the last reader of the copy goes (not before: a query may be running on it).
+            weakref.finalize(copy, self._gone.append, copy.directory)
+        return copy
+
+    def _own_folder(self) -> Path:
+        """This Views' folder of copies, made on first use and flock'd while it lives; dead
+        processes' folders (their lock free) are removed first."""
+        if self._folder is not None:
+            return self._folder
+        views = self.base.files_dir / "views"
+        views.mkdir(parents=True, exist_ok=True)
+        for old in views.glob(COPIES + "*"):
+            with contextlib.suppress(OSError):
+                held = os.open(old, os.O_RDONLY)
+                try:
+                    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    shutil.rmtree(old, ignore_errors=True)
+                finally:
+                    os.close(held)
+        # Locked under a name the sweep above ignores, then renamed: never seen unlocked.
+        made = Path(tempfile.mkdtemp(prefix=".new-", dir=views))
+        held = os.open(made, os.O_RDONLY)  # flock'd while this Views lives: a live process uses the folder
+        fcntl.flock(held, fcntl.LOCK_EX)
+        folder = views / (COPIES + made.name.removeprefix(".new-"))
+        made.rename(folder)
+        # Also when a Views is collected unclosed, or at exit: not only on close().
+        self._removal = weakref.finalize(self, _remove, folder, held)
+        self._folder = folder
+        return folder
+
+
+def _remove(folder: Path, held: int) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    os.close(held)
+
+
+def _redacted(base: Store, directory: Path, what: Hidden) -> ox.Store:
+    """A copy of ``base`` in ``directory`` less ``what``; on disk, settled and reopened read-only
+    (no memtables, no compactions, and nothing can write it)."""
+    db = base.copy_into(directory)
+    try:
+        redact(db, what)
+        if not directory.exists():
+            return db
+        db.flush()
+    except BaseException:
+        del db  # closed before the caller removes its folder
+        raise
+    del db  # the only reference: RocksDB closes here, before the read-only open
+    return ox.Store.read_only(str(directory))

@@ -6,6 +6,9 @@ reach the store through the server's URL.
 
 from __future__ import annotations
 
+import signal
+from types import FrameType
+
 import click
 
 from workbench.cli import command, main
@@ -37,4 +40,15 @@ def serve(wb: Workbench, host: str, port: int, query_timeout: float, result_limi
     click.echo(f"serving {wb.store.location} at http://{host}:{port}/sparql (Ctrl-C stops)", err=True)
     # httptools and uvloop: uvicorn's C parser and event loop, measured to halve its per-request
     # cost against the pure-Python h11 and asyncio (docs/benchmarks.md, "Serving").
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, http="httptools", loop="uvloop")
+    # uvicorn raises the signal it stopped on again once it has shut down; SIGTERM's default action
+    # would end the process there, before the store and its views (folders on disk) are closed.
+    previous = signal.signal(signal.SIGTERM, _exit)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, http="httptools",
+                    loop="uvloop")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)  # through the `with` that closes the store, as every command ends

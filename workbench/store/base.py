@@ -12,6 +12,7 @@ is killed in the middle; how is each backend's business.
 from __future__ import annotations
 
 import abc
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,9 @@ Check = Callable[[], list[ox.Quad]]
 # A query's dataset as the SPARQL 1.1 Protocol gives it (default-graph-uri, named-graph-uri);
 # None keeps the query's own FROM / FROM NAMED, or else the whole store.
 Graphs = Sequence[ox.NamedNode] | None
+# Bytes of N-Quads per bulk load when copying through a dump: measured at 1.27M relations, 16 MiB
+# slices peak at 200 MiB, 64 MiB at 550 MiB, the whole dump at 1.5 GiB (and is not much faster).
+COPY_SLICE = 32 * 2**20
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,29 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
         """Serialise every named graph in a dataset format (TriG, N-Quads)."""
+
+    def copy_into(self, directory: Path) -> ox.Store:
+        """A pyoxigraph database holding every quad, made in ``directory`` (which must not exist;
+        its parent must), to read apart from the store: a reader's view
+        (:mod:`workbench.access.views`). Here the dump streams into a temporary file beside it and
+        is bulk loaded a slice at a time: neither the dump nor the loader's batches (about 1.4 GiB
+        for a whole 2.1M-quad dump at once) hold the store in memory. Backends that can do better
+        do.
+
+        Raises OSError when the directory cannot be made or written.
+        """
+        with tempfile.TemporaryFile(dir=directory.parent) as dumped:
+            self.dump(dumped, format=ox.RdfFormat.N_QUADS)
+            dumped.seek(0)
+            db = ox.Store(str(directory))
+            try:
+                # N-Quads is a quad a line, so whole lines make a slice that parses on its own.
+                while block := dumped.read(COPY_SLICE):
+                    db.bulk_load(block + dumped.readline(), format=ox.RdfFormat.N_QUADS)
+            except BaseException:
+                del db  # closed before the caller removes the directory
+                raise
+        return db
 
     def apply(
         self, *, insert: Sequence[ox.Quad] = (), delete: Sequence[ox.Quad] = (), drop: Sequence[ox.NamedNode] = ()

@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,6 +83,7 @@ class EmbeddedStore(PyoxStore):
             ) from None
         self.recovered = self._recover()
         self._db = self._open_db()
+        self._writing = threading.RLock()  # held by a write (import) from checkpoint to commit
         if not marker.exists():
             write_atomically(marker, json.dumps({"format": FORMAT_VERSION}).encode())
 
@@ -92,27 +94,38 @@ class EmbeddedStore(PyoxStore):
             raise StoreUnavailable(f"cannot open the store at {self.path}: {exc}") from exc
 
     def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
-        self._checkpoint()
-        self._changed()
-        try:
-            if batch.removals:
-                self.remove(batch.removals)
-            if len(batch.quads) < BULK_THRESHOLD:
-                self._db.extend(batch.quads)
-            else:
-                self._db.bulk_extend(_counted(batch.quads, progress))
-            for load in batch.files:
-                self._load(load, progress)
-            _crash_point("after-content")
-            if check:
-                more = check()
-                (self._db.extend if len(more) < BULK_THRESHOLD else self._db.bulk_extend)(more)
+        with self._writing:
+            self._checkpoint()
+            self._changed()
+            try:
+                if batch.removals:
+                    self.remove(batch.removals)
+                if len(batch.quads) < BULK_THRESHOLD:
+                    self._db.extend(batch.quads)
+                else:
+                    self._db.bulk_extend(_counted(batch.quads, progress))
+                for load in batch.files:
+                    self._load(load, progress)
+                _crash_point("after-content")
+                if check:
+                    more = check()
+                    (self._db.extend if len(more) < BULK_THRESHOLD else self._db.bulk_extend)(more)
+                self._db.flush()
+                _crash_point("after-metadata")
+            except BaseException:
+                self._restore()
+                raise
+            self._commit()
+
+    def copy_into(self, directory: Path) -> ox.Store:
+        """A RocksDB checkpoint: hard links to the store's immutable files (a copy where links
+        are impossible), in milliseconds whatever the size; its memtables flushed first. Never of
+        a write in progress: its content lands before its metadata (the sources' visibility), so a
+        view copied in between would show a restricted import's triples."""
+        with self._writing:
             self._db.flush()
-            _crash_point("after-metadata")
-        except BaseException:
-            self._restore()
-            raise
-        self._commit()
+            self._db.backup(str(directory))
+        return ox.Store(str(directory))
 
     def _load(self, load: FileLoad, progress: Progress | None) -> None:
         size = load.path.stat().st_size

@@ -111,6 +111,12 @@ class MemoryStore(PyoxStore):
             self._files = Path(tempfile.mkdtemp(prefix="workbench-scratch-"))
         return self._files
 
+    def copy_into(self, directory: Path) -> ox.Store:
+        """In memory, as this store is: ``directory`` is not made."""
+        copy = ox.Store()
+        copy.bulk_extend(self._db)
+        return copy
+
     def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
         if batch.files:
             raise Invalid("the scratch store takes quads, not files")
