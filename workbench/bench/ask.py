@@ -73,7 +73,7 @@ from workbench.bench.ask_results import (
     render,
     write_markdown,
 )
-from workbench.bench.load import Size, _step, code_version, machine, measure, working_dir
+from workbench.bench.load import Size, _run_child, _step, code_version, machine, working_dir
 
 DEFAULT_QUESTIONS = 200
 DEFAULT_REPEAT = 3
@@ -353,10 +353,11 @@ def run_size(size: Size, *, per_tier: int, seed: int, workdir: Path, pyshacl_on:
         shutil.rmtree(store_dir)
     counts = _step(bar, f"{size.label}: writing {nq.name}", partial(synth.write, nq, n_worlds=size.worlds, seed=seed,
                                                                     fmt="nq"))
+    # In a child, as bench load does it: this process's peak RSS is then the asking's alone.
     loaded = _step(bar, f"{size.label}: Workbench import (bench load's path)",
-                   partial(measure, "workbench", nq, store_dir, seed))
-    if loaded["count"] != counts.worlds:
-        raise RuntimeError(f"the store at {size.label} holds {loaded['count']} assertions, expected {counts.worlds}")
+                   partial(_run_child, "workbench", nq, store_dir, seed))
+    if loaded.count != counts.worlds:
+        raise RuntimeError(f"the store at {size.label} holds {loaded.count} assertions, expected {counts.worlds}")
     questions = _step(bar, f"{size.label}: picking questions",
                       partial(pick_questions, size.worlds, per_tier, seed=seed))
     n_focus = sum(min(len(qs), FOCUS_QUESTIONS) for qs in questions.values()) if pyshacl_on else 0
@@ -378,7 +379,7 @@ def run_size(size: Size, *, per_tier: int, seed: int, workdir: Path, pyshacl_on:
         finally:
             wb.close()
         bar.update(1)
-        run = SizeRun(size, counts, float(loaded["seconds"]), tiers, trace=trace)
+        run = SizeRun(size, counts, loaded.seconds, tiers, trace=trace)
         if pyshacl_on:
             nt = here / "synth.nt"
             _step(bar, f"{size.label}: writing {nt.name}",

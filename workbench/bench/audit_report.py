@@ -65,8 +65,8 @@ def details(run: AuditRun) -> list[str]:
         lines.append(f"- Things of two kinds ({n} of the {kind.asked}): both kinds ranked first and second for "
                      f"{m['both_top2']} of {n}, the second kind at mean rank {m['second_rank_sum'] / n:.1f}; with the "
                      f"shortcut the second kind is in the top two for {m['shortcut_second_top2']} of {n}, at mean rank "
-                     f"{m['shortcut_second_rank_sum'] / n:.1f} of {run.kinds_ranked:,} kinds (it puts the first kind first "
-                     "by construction, declaring X to be that kind).")
+                     f"{m['shortcut_second_rank_sum'] / n:.1f} of {run.kinds_ranked:,} kinds (it puts the first kind "
+                     "first by construction, declaring X to be that kind).")
         lines.append(f"- The second kind's own facts ({m['second_facts']} over those {n}): ranked first by the guesser "
                      f"for {m['second_facts_embedding']}, by the shortcut for {m['second_facts_shortcut']}; the rule "
                      f"derives {m['second_facts_rule']} of them, each from the world's assertion about that kind.")

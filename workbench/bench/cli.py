@@ -69,19 +69,29 @@ def load(sizes: list[Size], seed: int, workdir: Path | None, rdflib_max: Size | 
               help="Write the results into the '## Ask' section of this Markdown file.")
 @click.option("--profile", "profile_to", type=click.Path(dir_okay=False, path_type=Path),
               help="cProfile the derived tier's Workbench.ask at the largest size; stats to this file.")
+@click.option("--backends", default="embedded", show_default=True,
+              type=click.Choice(["embedded", "remote", "embedded,remote"]),
+              help="remote: the same questions over a real `oxigraph serve` beside the embedded store (round trips "
+                   "per question, their cost), into '## Remote backend' and OUT's stem + '-remote.json'.")
 def ask(sizes: list[Size], questions: int, repeat: int, seed: int, workdir: Path | None, pyshacl_max: Size | None,
-        no_pyshacl: bool, out: Path, markdown: Path | None, profile_to: Path | None) -> None:
+        no_pyshacl: bool, out: Path, markdown: Path | None, profile_to: Path | None, backends: str) -> None:
     """Questions at question time, with proofs: Workbench.ask, the answer layer, the engine, the
     bare SPARQL floor and pySHACL's materialisation, at 10k, 100k and 1.27M synthetic relations;
-    print p50/p99 per tier and the ratios.
+    print p50/p99 per tier and the ratios. With --backends remote, Workbench.ask over a real
+    oxigraph serve beside the embedded one: p50/p99, round trips per question and their cost.
 
     Example: workbench bench ask --sizes 10k,100k --markdown docs/benchmarks.md
     """
     from workbench.bench.ask import main as ask_main
+    from workbench.bench.ask_remote import main as remote_main
 
-    ask_main(sizes, questions=questions, repeat=repeat, seed=seed, workdir=workdir,
-             pyshacl_max=None if no_pyshacl else pyshacl_max, out=out, markdown=markdown, profile_to=profile_to,
-             echo=click.echo)
+    if "embedded" in backends.split(","):
+        ask_main(sizes, questions=questions, repeat=repeat, seed=seed, workdir=workdir,
+                 pyshacl_max=None if no_pyshacl else pyshacl_max, out=out, markdown=markdown, profile_to=profile_to,
+                 echo=click.echo)
+    if "remote" in backends.split(","):
+        remote_main(sizes, questions=questions, repeat=repeat, seed=seed, workdir=workdir,
+                    out=out.with_name(out.stem + "-remote.json"), markdown=markdown, echo=click.echo)
 
 
 @bench.command("audit")
@@ -155,9 +165,12 @@ def _counts(ctx: click.Context, param: click.Parameter, value: str) -> list[tupl
               help="Encoders the quality half runs the development set with (those that cannot load are skipped).")
 @click.option("--no-quality", is_flag=True, help="Only the index half.")
 @click.option("--quality-only", is_flag=True, help="Only the quality half: the dev set, Workbench vs plain RAG.")
+@click.option("--extrapolate", metavar="N",
+              help="Instead of both halves: the FAISS candidates for N vectors (e.g. 10M) measured at --sizes and "
+                   "extrapolated, into '## FAISS at 10M vectors' (MiniLM up to 100k).")
 def recall(sizes: list[tuple[str, int]], full: bool, queries: int, seed: int, workdir: Path | None, no_hnsw: bool,
            hnsw_all: bool, no_minilm: bool, out: Path | None, markdown: Path | None, encoders: str,
-           no_quality: bool, quality_only: bool) -> None:
+           no_quality: bool, quality_only: bool, extrapolate: str | None) -> None:
     """Recall, measured. The index half: exact (flat), IVF (what Workbench switches to above its
     exact limit) and HNSW (the peer) over synthetic record statements; build time and peak RSS,
     p50/p99 of single queries, recall@10 against exact, size on disk and load time. The quality
@@ -165,6 +178,7 @@ def recall(sizes: list[tuple[str, int]], full: bool, queries: int, seed: int, wo
     side (hit@1/5/10, abstention, stale records, context size), plain and with distractors.
 
     Example: workbench bench recall --full --markdown docs/benchmarks.md
+    Or: workbench bench recall --sizes 100k,300k,1M --extrapolate 10M --markdown docs/benchmarks.md
     """
     from workbench.bench.recall import FULL_SIZES, parse_count
     from workbench.bench.recall import main as recall_main
@@ -172,6 +186,19 @@ def recall(sizes: list[tuple[str, int]], full: bool, queries: int, seed: int, wo
 
     if no_hnsw and hnsw_all:
         raise click.UsageError("--no-hnsw and --hnsw-all contradict each other")
+    if extrapolate:
+        from workbench.bench.recall_scale import main as scale_main
+
+        try:
+            target = parse_count(extrapolate)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--extrapolate") from exc
+        if len(sizes) < 2:
+            raise click.BadParameter("give at least two sizes to extrapolate from", param_hint="--sizes")
+        scale_main(sizes, target, n_queries=queries, seed=seed, workdir=workdir, minilm=not no_minilm,
+                   hnsw="none" if no_hnsw else "all" if hnsw_all else "default", markdown=markdown, out=out,
+                   echo=click.echo)
+        return
     if full:
         sizes = [(s, parse_count(s)) for s in FULL_SIZES.split(",")]
     if not no_quality:
@@ -230,3 +257,72 @@ def serve(ctx: click.Context, relations: Size | None, full: bool, requests: int,
     if result.errors:
         click.echo(f"error: {result.errors:,} requests were not answered 200 (see ERRORS above)", err=True)
         ctx.exit(1)
+
+
+def _skip(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
+    from workbench.bench.all import PARTS
+
+    skip = [s.strip() for s in value.split(",") if s.strip()]
+    unknown = [s for s in skip if s not in PARTS]
+    if unknown:
+        raise click.BadParameter(f"no part called {', '.join(unknown)}: use some of {', '.join(PARTS)}")
+    return skip
+
+
+@bench.command("all")
+@click.option("--sizes", default="10k,100k", show_default=True, callback=_sizes,
+              help="Comma-separated sizes in relations (10k, 100k, 1.27M, 2500) or worlds (3w).")
+@click.option("--full", is_flag=True, help="10k,100k,1.27M, the essay's size last (overrides --sizes).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic worlds, questions and subjects.")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep every part's files, stores and logs here (default: a temporary directory, removed "
+                   "afterwards).")
+@click.option("--questions", default=100, show_default=True, type=click.IntRange(min=1),
+              help="ask: questions per tier at each size, the same for Workbench, the floor and the peers.")
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(min=1),
+              help="ask: timed passes over the questions; each question's time is its median.")
+@click.option("--peer-timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              metavar="SECONDS", help="Wall time pySHACL and owlrl each get at a size (start-up, parsing and "
+              "materialising included); past it one is stopped, reported as 'gave up at SIZE' and not tried larger.")
+@click.option("--peer-memory", default=8.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              metavar="GIB", help="Resident memory pySHACL and owlrl each get; past it, as past --peer-timeout.")
+@click.option("--requests", default=2000, show_default=True, type=click.IntRange(min=1),
+              help="serve: requests per cell (server x clients), each on a different subject.")
+@click.option("--queries", default=500, show_default=True, type=click.IntRange(min=1),
+              help="recall: single searches put to every index at every size.")
+@click.option("--skip", default="", callback=_skip, metavar="PARTS",
+              help="Comma-separated parts not to run: load, ask (Workbench and the floor), peers (pySHACL and "
+                   "owlrl), recall, serve.")
+@click.option("--markdown-dir", default=Path("docs"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Write bench-all.md and bench-all.svg here.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the summary rows and the peers' figures as JSON here.")
+def all_(sizes: list[Size], full: bool, seed: int, workdir: Path | None, questions: int, repeat: int,
+         peer_timeout: float, peer_memory: float, requests: int, queries: int, skip: list[str], markdown_dir: Path,
+         out: Path | None) -> None:
+    """Every benchmark at the chosen sizes in one run, the peers side by side, ratios printed:
+    load (Workbench's import with provenance, pyoxigraph's bare bulk load, rdflib's parse), ask
+    (Workbench.ask, the bare SPARQL floor, pySHACL's and owlrl's materialisation under a time
+    budget, "gave up at SIZE" past it), serve (workbench serve beside oxigraph serve), recall
+    (FAISS exact / IVF / HNSW at as many vectors as relations; Workbench's recall beside plain
+    vector RAG), peak RSS of each. Prints one summary table; writes bench-all.md and a log-log
+    chart, bench-all.svg, into --markdown-dir.
+
+    How long, on a shared 2-core machine: about 25 minutes for 10k,100k, half of it the peers
+    (pySHACL materialises 10k in about 2 minutes; at 100k both spend their whole --peer-timeout);
+    --full about 40 minutes (the peers are not tried again past the size where they gave up).
+
+    Example: workbench bench all --sizes 10k,100k
+    """
+    from workbench.bench.all import FULL_SIZES, PARTS
+    from workbench.bench.all import main as all_main
+    from workbench.bench.load import parse_size
+
+    if full:
+        sizes = [parse_size(s) for s in FULL_SIZES.split(",")]
+    try:
+        all_main(sizes, seed=seed, workdir=workdir, parts=[p for p in PARTS if p not in skip], questions=questions,
+                 repeat=repeat, peer_timeout=peer_timeout, peer_memory_gib=peer_memory, requests=requests,
+                 queries=queries, markdown_dir=markdown_dir, out=out, echo=click.echo)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc

@@ -24,7 +24,6 @@ import json
 import os
 import platform
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from workbench import synth
+from workbench.bench.limits import peak_rss_mib
 from workbench.bench.markdown import write_section
 
 T = TypeVar("T")
@@ -152,9 +152,7 @@ def measure(contender: str, data: Path, target: Path, seed: int) -> dict[str, An
         count = count_assertions(target)
     else:
         raise ValueError(f"unknown contender {contender!r}")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
-    rss = peak / 2**20 if sys.platform == "darwin" else peak / 2**10
-    return {"seconds": seconds, "rss_mib": rss, "disk_mib": disk, "count": count}
+    return {"seconds": seconds, "rss_mib": peak_rss_mib(), "disk_mib": disk, "count": count}
 
 
 def count_assertions(store_dir: Path) -> int:

@@ -31,7 +31,9 @@ from typing import Any, TypeVar
 import faiss
 import numpy as np
 
+from workbench.bench import svg
 from workbench.bench.ask_results import pct
+from workbench.bench.limits import peak_rss_mib
 from workbench.bench.load import _step, code_version, machine, working_dir
 from workbench.bench.markdown import write_section
 from workbench.guess.encoders import Encoder, HashingEncoder
@@ -287,6 +289,7 @@ def _child(kind: str, data: Path, target: Path) -> dict[str, Any]:
     out, found = measure(kind, vectors, queries, target, truth)
     if kind == "exact":
         np.savez(data / "truth.npz", ids=found.ids, scores=found.scores)
+    out["peak_rss_mib"] = peak_rss_mib()  # the child's whole life: vectors, build, queries, save, load
     return out
 
 
@@ -431,39 +434,13 @@ def render(datasets: Sequence[Dataset], *, command: str, machine_line: str, date
 def chart(datasets: Sequence[Dataset]) -> str:
     """p50 latency (faiss's default threads solid, one thread dotted) against size per index, log-log, in SVG."""
     hashed = [d for d in datasets if d.encoder == datasets[0].encoder]
-    series = {k: [(d.n, d.results[k]["p50"], d.results[k]["p50_1t"]) for d in hashed if k in d.results] for k in KINDS}
-    xs = [n for pts in series.values() for n, _, _ in pts]
-    ys = [y for pts in series.values() for _, a, b in pts for y in (a, b)]
-    w, h, left, right, top, bottom = 640, 400, 70, 170, 30, 50
-    x0, y0 = math.floor(math.log10(min(xs))), math.floor(math.log10(min(ys)))
-    x1, y1 = max(math.ceil(math.log10(max(xs))), x0 + 1), max(math.ceil(math.log10(max(ys))), y0 + 1)
-
-    def px(x: float) -> float:
-        return left + (math.log10(x) - x0) / (x1 - x0) * (w - left - right)
-
-    def py(y: float) -> float:
-        return h - bottom - (math.log10(y) - y0) / (y1 - y0) * (h - top - bottom)
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-           f'font-family="sans-serif" font-size="12"><rect width="{w}" height="{h}" fill="white"/>']
-    for e in range(x0, x1 + 1):
-        text = f"{10**e // 10**6}M" if e >= 6 else f"{10**e // 1000}k" if e >= 3 else str(10**e)
-        out.append(f'<line x1="{px(10**e):.1f}" y1="{top}" x2="{px(10**e):.1f}" y2="{h - bottom}" stroke="#ddd"/>'
-                   f'<text x="{px(10**e):.1f}" y="{h - bottom + 18}" text-anchor="middle">{text}</text>')
-    for e in range(y0, y1 + 1):
-        out.append(f'<line x1="{left}" y1="{py(10.0**e):.1f}" x2="{w - right}" y2="{py(10.0**e):.1f}" stroke="#ddd"/>'
-                   f'<text x="{left - 6}" y="{py(10.0**e) + 4:.1f}" text-anchor="end">{10.0**e:g} ms</text>')
-    out.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">vectors ({hashed[0].encoder})'
-               f'</text><text x="{left}" y="{top - 12}">p50 of a search, k={K}: faiss threads solid, 1 dotted</text>')
     colours = {"exact": "#333333", "ivf": "#1f77b4", "hnsw": "#d62728"}
-    for ly, (kind, pts) in zip(range(top + 20, h, 22), series.items(), strict=False):
-        for col, dash in ((1, ""), (2, ' stroke-dasharray="2,3"')):
-            path = " ".join(f"{px(p[0]):.1f},{py(p[col]):.1f}" for p in pts)
-            out.append(f'<polyline points="{path}" fill="none" stroke="{colours[kind]}" stroke-width="2"{dash}/>')
-            out += [f'<circle cx="{px(p[0]):.1f}" cy="{py(p[col]):.1f}" r="3" fill="{colours[kind]}"/>' for p in pts]
-        out.append(f'<line x1="{w - right + 15}" y1="{ly}" x2="{w - right + 40}" y2="{ly}" stroke="{colours[kind]}" '
-                   f'stroke-width="2"/><text x="{w - right + 46}" y="{ly + 4}">{KINDS[kind]}</text>')
-    return "\n".join(out) + "\n</svg>\n"
+    lines = [svg.Line([(d.n, d.results[kind][col]) for d in hashed if kind in d.results], colours[kind], dash,
+                      "" if dash else KINDS[kind])
+             for kind in KINDS for col, dash in (("p50", ""), ("p50_1t", "2,3"))]
+    panel = svg.loglog(lines, title=f"p50 of a search, k={K}: faiss threads solid, 1 dotted",
+                       x_label=f"vectors ({hashed[0].encoder})")
+    return svg.document([panel], width=640, height=400)
 
 
 def main(sizes: Sequence[tuple[str, int]], *, n_queries: int = 1000, seed: int = 0, workdir: Path | None = None,

@@ -58,8 +58,14 @@ def table(label: str, wb: Totals, plain: Totals) -> list[str]:
     return lines
 
 
-def run(encoders: Sequence[str], *, echo: Callable[[str], object], user: str = "bench") -> list[str]:
-    """Markdown lines: for each encoder that can load here, the dev set plain and with distractors."""
+#: (table label, Workbench's totals, the plain recipe's) for one encoder, plain or with distractors
+Compared = tuple[str, Totals, Totals]
+
+
+def run(encoders: Sequence[str], *, echo: Callable[[str], object], user: str = "bench",
+        compared: list[Compared] | None = None) -> list[str]:
+    """Markdown lines: for each encoder that can load here, the dev set plain and with distractors
+    (the totals also appended to ``compared`` when given)."""
     questions = evaluate.load_set("dev")
     out: list[str] = []
     for spec in encoders:
@@ -73,15 +79,19 @@ def run(encoders: Sequence[str], *, echo: Callable[[str], object], user: str = "
         for label, rep in ((f"dev set, `{spec}` encoder ({report.encoder})", report),
                            (f"with {noisy.records} distractor records, `{spec}`", noisy.report)):
             lines = table(label, rep.workbench.totals, rep.plain.totals)
+            if compared is not None:
+                compared.append((label, rep.workbench.totals, rep.plain.totals))
             echo("\n".join(lines) + "\n")
             out += [*lines, ""]
     return out
 
 
-def main(encoders: Sequence[str], *, markdown: Path | None, echo: Callable[[str], object]) -> None:
-    lines = run(encoders, echo=echo)
+def main(encoders: Sequence[str], *, markdown: Path | None, echo: Callable[[str], object]) -> list[Compared]:
+    """Run and print the tables (and write them into ``markdown``); returns what was compared."""
+    compared: list[Compared] = []
+    lines = run(encoders, echo=echo, compared=compared)
     if markdown is None:
-        return
+        return compared
     d = evaluate.load_set("dev")
     head = [
         f"Command: `workbench bench recall --quality-only --markdown {markdown}` "
@@ -98,3 +108,4 @@ def main(encoders: Sequence[str], *, markdown: Path | None, echo: Callable[[str]
         "",
     ]
     write_section(markdown, "Recall quality", "\n".join(head + lines), begin=BEGIN, end=END)
+    return compared

@@ -302,6 +302,7 @@ def run(size: Size, *, requests: int, clients: Sequence[int], warmup: int, seed:
                         cells.append(_measure_cell(name, server, key, cell_subjects, n, qbar))
                         bar.update(1)
             rss = {name: s.rss_mib() for name, s in started.items()}
+            peak = {name: s.peak_rss_mib() for name, s in started.items()}
             profile = ""
             if profile_to is not None:
                 bar.set_description(f"{size.label}: profiling workbench serve (py-spy)")
@@ -313,7 +314,7 @@ def run(size: Size, *, requests: int, clients: Sequence[int], warmup: int, seed:
                 bar.update(1)
     return ServeRun(size, counts, quads, requests, warmup, needed > len(pool),
                     {k: q.replace("<T>", "T") for k, q in QUERIES.items()}, cells, checks, setup, pids, rss,
-                    warmup_errors, profile, load_before)
+                    warmup_errors, profile, load_before, peak)
 
 
 # ---------------------------------------------------------------- the command

@@ -173,6 +173,12 @@ class Server:
         except Exception:
             return None
 
+    def peak_rss_mib(self) -> float | None:
+        """The server process's peak resident set so far (VmHWM), where /proc tells it."""
+        from workbench.bench.limits import vmhwm_mib
+
+        return vmhwm_mib(self.pid)
+
     def executable(self) -> str:
         """What the PID runs (/proc/PID/exe), to show that it is the server and not a shell."""
         try:
