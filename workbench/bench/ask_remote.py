@@ -26,7 +26,6 @@ import datetime as dt
 import gc
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -34,7 +33,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +48,9 @@ from workbench.bench.ask import (
     pick_questions,
 )
 from workbench.bench.ask_results import TIERS, pct
-from workbench.bench.load import Size, _step, code_version, machine, measure, working_dir
+from workbench.bench.load import Size, code_version, machine, working_dir
 from workbench.bench.markdown import write_section
-from workbench.bench.serve import dump, oxigraph_load
+from workbench.bench.serve import prepare
 from workbench.bench.serve_http import Server, Target, free_port, oxigraph_binary
 
 CONTENDERS: dict[str, str] = {
@@ -229,26 +227,9 @@ def run_size(size: Size, *, per_tier: int, seed: int, workdir: Path, bar: Any, r
     from workbench.store import RemoteStore
 
     here = workdir / size.label
-    here.mkdir(parents=True, exist_ok=True)
-    nq, store_dir, oxi_dir, dumped = here / "synth.nq", here / "workbench", here / "oxigraph", here / "dump.nq"
-    for old in (store_dir, oxi_dir):
-        if old.exists():
-            shutil.rmtree(old)
+    store_dir, oxi_dir = here / "workbench", here / "oxigraph"
     setup: dict[str, float] = {}
-
-    def timed(label: str, fn: Callable[[], Any]) -> Any:
-        start = time.perf_counter()
-        out = _step(bar, f"{size.label}: {label}", fn)
-        setup[label] = time.perf_counter() - start
-        return out
-
-    counts: synth.Counts = timed("writing synth.nq", partial(synth.write, nq, n_worlds=size.worlds, seed=seed,
-                                                            fmt="nq"))
-    loaded = timed("Workbench import", partial(measure, "workbench", nq, store_dir, seed))
-    if loaded["count"] != counts.worlds:
-        raise RuntimeError(f"the store at {size.label} holds {loaded['count']} assertions, expected {counts.worlds}")
-    quads: int = timed("export to N-Quads", partial(dump, store_dir, dumped))
-    timed("oxigraph load", partial(oxigraph_load, dumped, oxi_dir, quads))
+    counts, quads, _ = prepare(size, here, seed, bar, setup)
     questions = pick_questions(size.worlds, per_tier, seed=seed)
     bar.set_description(f"{size.label}: starting oxigraph serve")
     with served(oxi_dir, here / "oxigraph-serve.log") as url, \

@@ -218,6 +218,34 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def prepare(size: Size, here: Path, seed: int, bar: Any, setup: dict[str, float],
+            before_dump: tuple[str, Callable[[Path], Any]] | None = None) -> tuple[synth.Counts, int, Any]:
+    """The same data in both stores, each step timed into ``setup``: the size's worlds written,
+    imported into Workbench at ``here/workbench`` (bench load's path), ``before_dump`` run on
+    that store (a labelled step), the store dumped and loaded into a bare Oxigraph at
+    ``here/oxigraph``. Returns the counts, the quads served and what ``before_dump`` gave."""
+    here.mkdir(parents=True, exist_ok=True)
+    nq, store_dir, oxi_dir, dumped = here / "synth.nq", here / "workbench", here / "oxigraph", here / "dump.nq"
+    for old in (store_dir, oxi_dir):
+        if old.exists():
+            shutil.rmtree(old)
+
+    def timed(label: str, fn: Callable[[], Any]) -> Any:
+        start = time.perf_counter()
+        out = _step(bar, f"{size.label}: {label}", fn)
+        setup[label] = time.perf_counter() - start
+        return out
+
+    counts: synth.Counts = timed("writing synth.nq", partial(synth.write, nq, n_worlds=size.worlds, seed=seed))
+    loaded = timed("Workbench import", partial(measure, "workbench", nq, store_dir, seed))
+    if loaded["count"] != counts.worlds:
+        raise RuntimeError(f"the store at {size.label} holds {loaded['count']} assertions, expected {counts.worlds}")
+    extra = timed(before_dump[0], partial(before_dump[1], store_dir)) if before_dump else None
+    quads: int = timed("dump to N-Quads", partial(dump, store_dir, dumped))
+    timed("oxigraph load", partial(oxigraph_load, dumped, oxi_dir, quads))
+    return counts, quads, extra
+
+
 def _measure_cell(name: str, server: Server, key: str, subjects: Sequence[str], clients: int, qbar: Any) -> Cell:
     paths = [server.target.request_path(query_for(key, s)) for s in subjects]
     qbar.reset(total=len(paths))
@@ -235,31 +263,16 @@ def run(size: Size, *, requests: int, clients: Sequence[int], warmup: int, seed:
     from tqdm import tqdm
 
     here = workdir / size.label
-    here.mkdir(parents=True, exist_ok=True)
-    nq, store_dir, oxi_dir, dumped = here / "synth.nq", here / "workbench", here / "oxigraph", here / "dump.nq"
-    for old in (store_dir, oxi_dir):
-        if old.exists():
-            shutil.rmtree(old)
+    store_dir, oxi_dir = here / "workbench", here / "oxigraph"
     n_cells = len(QUERIES) * len(clients) * len(SERVERS)
     steps = 6 + 2 + len(QUERIES) * len(SERVERS) + n_cells + (profile_to is not None)
     setup: dict[str, float] = {}
 
-    def timed(label: str, fn: Callable[[], Any]) -> Any:
-        start = time.perf_counter()
-        out = _step(bar, f"{size.label}: {label}", fn)
-        setup[label] = time.perf_counter() - start
-        return out
-
     with tqdm(total=steps, file=sys.stderr, unit="step", dynamic_ncols=True, position=0) as bar, \
             tqdm(total=requests, file=sys.stderr, unit="req", leave=False, dynamic_ncols=True, position=1) as qbar:
-        counts: synth.Counts = timed("writing synth.nq", partial(synth.write, nq, n_worlds=size.worlds, seed=seed))
-        loaded = timed("Workbench import", partial(measure, "workbench", nq, store_dir, seed))
-        if loaded["count"] != counts.worlds:
-            raise RuntimeError(f"the store holds {loaded['count']} assertions, expected {counts.worlds}")
-        tokens = timed("restricted record and users",
-                       partial(restrict_and_add_users, store_dir, _private_file(here / "private.ttl")))
-        quads: int = timed("dump to N-Quads", partial(dump, store_dir, dumped))
-        timed("oxigraph load", partial(oxigraph_load, dumped, oxi_dir, quads))
+        users = ("restricted record and users",
+                 lambda store_dir: restrict_and_add_users(store_dir, _private_file(here / "private.ttl")))
+        counts, quads, tokens = prepare(size, here, seed, bar, setup, before_dump=users)
         pool: list[str] = _step(bar, f"{size.label}: picking subjects", partial(things, size.worlds, seed))
         needed = CHECK_SUBJECTS + warmup + requests * len(QUERIES) * len(clients)
         subjects = iter(islice(cycle(pool), needed))
