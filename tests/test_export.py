@@ -10,6 +10,7 @@ import rdflib
 from rdflib.compare import isomorphic
 
 from tests.conftest import FIXED_NOW
+from workbench.errors import Conflict, Forbidden, Invalid
 from workbench.service import Workbench
 
 
@@ -27,12 +28,12 @@ def _graphs(path: Path) -> dict[str, rdflib.Graph]:
 
 
 @pytest.mark.parametrize("suffix", [".trig", ".nq", ".jsonld"])
-def test_export_import_round_trip_is_isomorphic(sample: Workbench, tmp_path: Path, suffix: str) -> None:
+def test_export_restore_round_trip_is_isomorphic(sample: Workbench, tmp_path: Path, suffix: str) -> None:
     sample.erase("m-friend-1", reason="so tombstones travel too")
     first = tmp_path / f"first{suffix}"
     sample.export(first)
     with Workbench.open(tmp_path / "copy", create=True, user="other", clock=lambda: FIXED_NOW) as copy:
-        report = copy.import_files([first])
+        report = copy.restore(first)
         assert report.records_added == 20
         copy.export(tmp_path / "second.nq")
     sample.export(tmp_path / "first.nq")
@@ -42,13 +43,30 @@ def test_export_import_round_trip_is_isomorphic(sample: Workbench, tmp_path: Pat
         assert isomorphic(a[name], b[name]), name
 
 
-def test_reimporting_an_export_changes_nothing(sample: Workbench, tmp_path: Path) -> None:
+def test_importing_an_export_is_refused_and_changes_nothing(sample: Workbench, tmp_path: Path) -> None:
+    """An export holds Workbench's own graphs (users, metadata, audit): it is restored into an
+    empty store, never imported (invariant 11)."""
     out = tmp_path / "all.trig"
     sample.export(out)
     before = sorted(map(str, sample.store.quads()))
-    report = sample.import_files([out])
-    assert report.records_added == 0
+    with pytest.raises(Forbidden, match=r"all.trig:\d+: writes Workbench.s own graph <urn:wb:graph:\w+>.*workbench restore"):
+        sample.import_files([out])
+    with pytest.raises(Conflict, match="empty store"):
+        sample.restore(out)
     assert sorted(map(str, sample.store.quads())) == before
+
+
+def test_only_the_owner_restores(sample: Workbench, tmp_path: Path) -> None:
+    out = tmp_path / "all.trig"
+    sample.export(out)
+    with Workbench.open(tmp_path / "copy", create=True, user="other", clock=lambda: FIXED_NOW) as copy:
+        with pytest.raises(Forbidden, match="only the store's owner"):
+            copy.acting_as("cora").restore(out)
+        assert not copy.store.graph_names()
+        with pytest.raises(Invalid, match="not a Workbench export"):
+            facts = tmp_path / "facts.trig"
+            facts.write_text("<urn:x:a> <urn:x:b> <urn:x:c> .\n", encoding="utf-8")
+            copy.restore(facts)
 
 
 def test_triple_formats_get_active_facts_without_provenance(sample: Workbench, tmp_path: Path) -> None:
@@ -80,3 +98,12 @@ def test_literals_come_back_as_entered(wb: Workbench, tmp_path: Path) -> None:
         if str(q.graph_name) == "<urn:wb:record:values>"
     }
     assert wanted == got
+
+
+@pytest.mark.regression("`export nodir/out.trig` ended in a traceback")
+def test_exporting_into_a_missing_directory_says_so(sample: Workbench, tmp_path: Path) -> None:
+    with pytest.raises(Invalid, match=r"out\.trig: no such directory: .*nodir$"):
+        sample.export(tmp_path / "nodir" / "out.trig")
+    with pytest.raises(Invalid, match="is a directory"):
+        sample.export(tmp_path)
+    assert not (tmp_path / "nodir").exists()

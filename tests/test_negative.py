@@ -243,7 +243,7 @@ def _graphs(path: Path) -> dict[str, rdflib.Graph]:
 
 
 @pytest.mark.parametrize("suffix", [".trig", ".nq", ".jsonld"])
-def test_export_import_round_trip_keeps_negative_facts(wb: Workbench, tmp_path: Path, suffix: str) -> None:
+def test_export_restore_round_trip_keeps_negative_facts(wb: Workbench, tmp_path: Path, suffix: str) -> None:
     path = write_jsonl(tmp_path / "m.jsonl", [
         record("car-1", about=["my car"], triples=[["my car", "is a", "electric car"],
                                                    ["my car", "not needs", "charging"],
@@ -253,7 +253,7 @@ def test_export_import_round_trip_keeps_negative_facts(wb: Workbench, tmp_path: 
     first = tmp_path / f"first{suffix}"
     wb.export(first)
     with Workbench.open(tmp_path / "copy", create=True, user="other", clock=lambda: FIXED_NOW) as copy:
-        assert copy.import_files([first]).records_added == 1
+        assert copy.restore(first).records_added == 1
         assert each(negatives(copy, "car-1")) == each(negatives(wb, "car-1"))
         copy.export(tmp_path / "second.nq")
     wb.export(tmp_path / "first.nq")
@@ -264,12 +264,15 @@ def test_export_import_round_trip_keeps_negative_facts(wb: Workbench, tmp_path: 
     assert len(negatives(wb, "car-1")) == 2
 
 
-def test_reimporting_an_export_with_negative_facts_changes_nothing(wb: Workbench, tmp_path: Path) -> None:
+def test_reimporting_a_record_with_negative_facts_changes_nothing(wb: Workbench, tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "m.jsonl", [record("car-1", triples=[["my car", "not needs", "charging"]])])
     wb.import_files([path])
-    out = tmp_path / "all.trig"
+    out = tmp_path / "car.trig"
     wb.export(out)
+    content = tmp_path / "content.trig"  # the record's own graph, as plain data: its blank nodes compared by shape
+    content.write_bytes(ox.serialize([q for q in ox.parse(path=str(out), format=ox.RdfFormat.TRIG)
+                                      if q.graph_name == record_iri("car-1")], format=ox.RdfFormat.TRIG) or b"")
     before = dump(wb.store)
-    report = wb.import_files([out])
+    report = wb.import_files([content])
     assert (report.records_added, report.records_unchanged) == (0, 1)
     assert dump(wb.store) == before

@@ -8,6 +8,7 @@ records that it undid the merge. Resolution follows merges to the entity kept.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 
 import pyoxigraph as ox
@@ -92,9 +93,13 @@ def entity_ref(store: Store, ref: str) -> ox.NamedNode:
     return ox.NamedNode(res.entities[0])
 
 
-def mint(store: Store, name: str, taken: set[str]) -> ox.NamedNode:
-    """A new entity IRI from a readable stem, unused in the store and in ``taken``."""
+def mint(store: Store, name: str, taken: set[str], *, seed: str | None = None) -> ox.NamedNode:
+    """A new entity IRI from a readable stem, unused in the store and in ``taken``. With a
+    ``seed`` (an entity only restricted records name) the stem carries a digest of it, so the IRI
+    does not occupy the plain stem someone who may not see it would get for the same name."""
     stem = entity_slug(name)
+    if seed is not None:
+        stem += "-" + hashlib.sha256(seed.encode()).hexdigest()[:8]
     for n in range(1, 10_000):
         iri = entity_iri(stem if n == 1 else f"{stem}-{n}")
         if iri.value in taken:
@@ -136,12 +141,17 @@ def add(store: Store, name: str, *, actor: str, now: str, lang: str | None = Non
     return iri
 
 
-def add_alias(store: Store, ref: str, alias: str, *, actor: str, now: str, lang: str | None = None) -> ox.NamedNode:
-    """Register ``alias`` for an entity. Raises :class:`Conflict` if another entity has that name."""
-    iri = entity_ref(store, ref)
+def add_alias(
+    store: Store, ref: str, alias: str, *, actor: str, now: str, lang: str | None = None, seen: Store | None = None
+) -> ox.NamedNode:
+    """Register ``alias`` for an entity. Raises :class:`Conflict` if another entity has that name.
+    ``seen`` is the store as the writer may see it (default: all of it): the entity and the
+    names that would conflict are looked up there, so nothing they may not see is named."""
+    seen = seen or store
+    iri = entity_ref(seen, ref)
     key = name_key(alias)
-    current = canonical(store, iri)
-    bound = resolve_keys(store, [key])[key]
+    current = canonical(seen, iri)
+    bound = resolve_keys(seen, [key])[key]
     holders = [e for e in bound if e != current.value]
     if holders:
         raise Conflict(
@@ -172,10 +182,14 @@ def canonical(store: Store, iri: ox.NamedNode) -> ox.NamedNode:
     return rows[0]["c"] if rows else iri  # type: ignore[return-value]
 
 
-def merge(store: Store, keep: str, other: str, *, actor: str, now: str, reason: str) -> ox.NamedNode:
-    """State that ``other`` is the same entity as ``keep``; returns the merge activity."""
-    kept = canonical(store, entity_ref(store, keep))
-    merged = canonical(store, entity_ref(store, other))
+def merge(
+    store: Store, keep: str, other: str, *, actor: str, now: str, reason: str, seen: Store | None = None
+) -> ox.NamedNode:
+    """State that ``other`` is the same entity as ``keep``; returns the merge activity. Both are
+    looked up in ``seen`` (see :func:`add_alias`)."""
+    seen = seen or store
+    kept = canonical(seen, entity_ref(seen, keep))
+    merged = canonical(seen, entity_ref(seen, other))
     if kept == merged:
         raise Conflict(f"{kept} and {merged} are already the same entity")
     act, quads = activity("merge", WB.Merge, actor=actor, now=now, graph=ENTITIES_GRAPH, reason=reason)
@@ -189,22 +203,24 @@ def merge(store: Store, keep: str, other: str, *, actor: str, now: str, reason: 
     return act
 
 
-def split(store: Store, ref: str, *, actor: str, now: str, reason: str) -> ox.NamedNode:
-    """Undo the merge that folded this entity into another; returns the split activity."""
+def split(store: Store, ref: str, *, actor: str, now: str, reason: str, seen: Store | None = None) -> ox.NamedNode:
+    """Undo the merge that folded this entity into another; returns the split activity. The
+    entity and its merge are looked up in ``seen`` (see :func:`add_alias`)."""
+    lookup = seen or store
     text = ref.strip().strip("<>")
     if text.startswith(("urn:", "http://", "https://")):
         iri = ox.NamedNode(text)
     else:
         # A merged entity no longer binds by name (its names lead to the one kept): find the
         # entities that carry the name and were merged away.
-        carriers = _matches(store, [name_key(ref)])
+        carriers = _matches(lookup, [name_key(ref)])
         merged = sorted({e for _, e, bound in carriers if e != bound})
         if not carriers:
             raise NotFound(f"no entity is named {ref!r}")
         if len(merged) != 1:
             raise Invalid(f"name the merged entity by its IRI; {ref!r} names {len(merged)} merged entities")
         iri = ox.NamedNode(merged[0])
-    rows = store.select(
+    rows = lookup.select(
         PREFIXES + f"SELECT ?m ?into WHERE {{ GRAPH {ENTITIES_GRAPH} {{ {iri} owl:sameAs ?into . "
         f"?m a wb:Merge ; wb:mergedEntity {iri} ; wb:mergedInto ?into . "
         "FILTER NOT EXISTS { ?s wb:undoes ?m } } }"

@@ -146,7 +146,12 @@ class Guesses:
 
     def _record_erased(self, record_id: str) -> None:
         """Erasure is complete: the record's vector goes now, from memory and disk, and the
-        indexes built from names and facts are rebuilt without what it held."""
+        indexes built from names and facts are rebuilt without what it held. So do the readers'
+        own indexes beside their views (built from views made before the erasure): the record's
+        vector leaves each records index, and their names and things indexes (whose ids are
+        names and entities) are deleted, to be rebuilt from a new view when next used."""
+        from workbench.access.views import reader_folders
+
         bump(self.store)
         if self._vectors is not None:
             self._vectors.forget(record_id)
@@ -156,3 +161,7 @@ class Guesses:
             part.stale()
             if part.index.exists:
                 part.ready()
+        for folder in reader_folders(self.store):
+            forget(self.store, folder / "vectors" / "records", record_id)
+            for name in ("names", "things"):
+                shutil.rmtree(folder / "vectors" / name, ignore_errors=True)

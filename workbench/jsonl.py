@@ -27,6 +27,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from workbench import limits
 from workbench.errors import Invalid, ParseError
 from workbench.model import RecordType
 
@@ -104,15 +105,28 @@ def read_text(path: Path) -> str:
 
 def json_lines(text: str, name: str, **loads: Any) -> Iterator[tuple[str, int, Any]]:
     """(``name:line``, line number, value) for each line that is not blank, parsed as JSON
-    (``loads`` go to json.loads). Raises ParseError naming the line and column."""
+    (``loads`` go to json.loads). Raises ParseError naming the line and column, and Invalid
+    naming the line and field, for a line past :mod:`workbench.limits` (longer than
+    MAX_LINE_BYTES, nested deeper than MAX_JSON_DEPTH, a string longer than MAX_LITERAL_CHARS)
+    or a string that is not Unicode text (a lone surrogate, ``"\\ud800"``).
+
+    >>> next(json_lines('[' * 200 + ']' * 200, "deep.jsonl"))
+    Traceback (most recent call last):
+    ...
+    workbench.errors.ParseError: deep.jsonl:1: JSON nested deeper than 128 levels at column 129 (limits.MAX_JSON_DEPTH)
+    """
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{name}:{number}"
+        limits.check_line(line, where)
+        limits.check_json_text(line, where)
         try:
-            yield where, number, json.loads(line, **loads)
+            value = json.loads(line, **loads)
         except json.JSONDecodeError as exc:
             raise ParseError(f"not JSON: {exc.msg} at column {exc.colno}", where=where) from None
+        limits.check_json_value(value, where, line)
+        yield where, number, value
 
 
 def parse_file(path: Path) -> list[RecordIn]:

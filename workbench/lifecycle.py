@@ -31,17 +31,21 @@ def _status(store: Store, iri: ox.NamedNode, record_id: str) -> ox.NamedNode:
     return rows[0]["s"]  # type: ignore[return-value]
 
 
-def supersede(store: Store, old_id: str, new_id: str, *, actor: str, now: str, reason: str) -> None:
+def supersede(
+    store: Store, old_id: str, new_id: str, *, actor: str, now: str, reason: str, seen: Store | None = None
+) -> None:
     """Mark ``old_id`` superseded by ``new_id`` (both recorded). Raises Conflict on a cycle or a
-    record that is not active."""
+    record that is not active. Both are looked up in ``seen``, the store as the writer may see
+    it (default: all of it): a record hidden from them is as missing as one never held."""
+    seen = seen or store
     old, new = record_iri(old_id), record_iri(new_id)
     if old == new:
         raise Invalid("a record cannot supersede itself")
     for iri, rid in ((old, old_id), (new, new_id)):
-        status = _status(store, iri, rid)
+        status = _status(seen, iri, rid)
         if status != Status.ACTIVE.iri:
             raise Conflict(f"record {rid!r} is {Status.from_iri(status.value).value}, not active")
-    if store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {old} wb:supersedes+ {new} }} }}"):
+    if seen.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {old} wb:supersedes+ {new} }} }}"):
         raise Conflict(f"record {old_id!r} already supersedes {new_id!r}; that would be a cycle")
     act, quads = activity("supersession", WB.Supersession, actor=actor, now=now, graph=META_GRAPH, reason=reason)
     g = META_GRAPH
@@ -54,10 +58,11 @@ def supersede(store: Store, old_id: str, new_id: str, *, actor: str, now: str, r
     store.apply(insert=quads, delete=[ox.Quad(old, WB.status, WB.Active, g)])
 
 
-def retract(store: Store, record_id: str, *, actor: str, now: str, reason: str) -> None:
-    """Withdraw an active record without a replacement; the audit still shows it."""
+def retract(store: Store, record_id: str, *, actor: str, now: str, reason: str, seen: Store | None = None) -> None:
+    """Withdraw an active record without a replacement; the audit still shows it. The record is
+    looked up in ``seen`` (see :func:`supersede`)."""
     iri = record_iri(record_id)
-    if _status(store, iri, record_id) != Status.ACTIVE.iri:
+    if _status(seen or store, iri, record_id) != Status.ACTIVE.iri:
         raise Conflict(f"record {record_id!r} is not active")
     act, quads = activity("retraction", PROV.Activity, actor=actor, now=now, graph=META_GRAPH, reason=reason)
     g = META_GRAPH
@@ -68,21 +73,26 @@ def retract(store: Store, record_id: str, *, actor: str, now: str, reason: str) 
     store.apply(insert=quads, delete=[ox.Quad(iri, WB.status, WB.Active, g)])
 
 
-def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str) -> Tombstone:
-    """Remove a record and every copy of it the store manages; leave a tombstone."""
+def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, seen: Store | None = None) -> Tombstone:
+    """Remove a record and every copy of it the store manages; leave a tombstone, seen by those
+    who could see the record (``wb:erasedFor``: its source's audience; everyone if it had none).
+    The record is looked up in ``seen`` (see :func:`supersede`)."""
     iri = record_iri(record_id)
-    _status(store, iri, record_id)
+    _status(seen or store, iri, record_id)
     if not reason.strip():
         raise Invalid("an erasure needs a reason")
     record = get(store, record_id)
+    audience = _audience(store, iri)
     doomed = _described(store, iri)
     doomed += _orphan_source(store, iri)
     doomed += _orphan_names(store, iri)
+    doomed += _names_given(store, iri)
     doomed += _candidates(store, iri)
     doomed += summaries.erase_quads(store, iri)
     g = AUDIT_GRAPH
     kind = f"assertion ({record.type.value})"
     stone = [
+        *(ox.Quad(iri, WB.erasedFor, who, g) for who in audience),
         ox.Quad(iri, RDF.type, WB.Tombstone, g),
         ox.Quad(iri, WB.erasedKind, ox.Literal(kind), g),
         ox.Quad(iri, PROV.wasAttributedTo, agent_iri(actor), g),
@@ -92,6 +102,31 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str) ->
     ]
     store.apply(drop=[iri], delete=doomed, insert=stone)  # one request: all of it or none
     return Tombstone(iri=iri.value, kind=kind, erased_by=actor, erased_at=now, reason=reason)
+
+
+def _audience(store: Store, iri: ox.NamedNode) -> list[ox.NamedNode]:
+    """Who may see the record's source (none: everyone)."""
+    rows = store.select(
+        PREFIXES + f"SELECT DISTINCT ?a WHERE {{ GRAPH {META_GRAPH} {{ {iri} prov:wasDerivedFrom ?s . "
+        "?s wb:visibleTo ?a } } ORDER BY ?a"
+    )
+    return [r["a"] for r in rows if isinstance(r["a"], ox.NamedNode)]
+
+
+def _names_given(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
+    """The record's ``wb:namedIn`` links, and every quad of an entity an import made that no
+    other record names (its names, keys and aliases: names only it gave)."""
+    g = ENTITIES_GRAPH
+    links = store.select(PREFIXES + f"SELECT ?e WHERE {{ GRAPH {g} {{ ?e wb:namedIn {iri} }} }}")
+    out = [ox.Quad(r["e"], WB.namedIn, iri, g) for r in links]  # type: ignore[arg-type]
+    rows = store.select(
+        PREFIXES + f"""SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {g} {{ ?e wb:namedIn {iri} .
+        FILTER NOT EXISTS {{ ?e wb:namedIn ?other FILTER(?other != {iri}) }}
+        FILTER NOT EXISTS {{ ?e prov:wasGeneratedBy ?made . ?made a prov:Activity }}
+        {{ ?e ?p ?o BIND(?e AS ?s) }} UNION {{ ?s wb:aliasOf ?e ; ?p ?o }} UNION {{ ?s ?p ?e BIND(?e AS ?o) }} }} }}"""
+    )
+    out += [ox.Quad(r["s"], r["p"], r["o"], g) for r in rows]  # type: ignore[arg-type]
+    return sorted(set(out), key=str)
 
 
 def _described(store: Store, node: ox.NamedNode) -> list[ox.Quad]:

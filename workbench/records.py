@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from typing import Any
 
 import pyoxigraph as ox
 
+from workbench import limits
 from workbench.errors import Invalid, NotFound
-from workbench.ids import AUDIT_GRAPH, META_GRAPH, id_from_iri, record_iri
+from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, id_from_iri, record_iri
 from workbench.model import Record, RecordType, Source, Status, Tombstone
 from workbench.store import Store
 from workbench.vocab import DCTERMS, PREFIXES, PROV, WB
@@ -70,7 +72,10 @@ def find(
     about: ox.NamedNode | None = None,
     limit: int | None = None,
 ) -> list[Record]:
-    """Records matching the filters, oldest first (by when they started to apply, then id)."""
+    """Records matching the filters, oldest first (by when they started to apply, then id).
+    ``limit``, when given, is a count from 1 to ``limits.MAX_COUNT`` (Invalid naming ``limit``)."""
+    if limit is not None:
+        limit = limits.check_count(limit, "limit")
     type_filter = f"?r wb:recordType {record_type.iri} ." if record_type else ""
     about_filter = f"?r wb:about {about} ." if about is not None else ""
     rows = store.select(
@@ -80,7 +85,7 @@ def find(
             {type_filter} {about_filter}
             {applies_from("?r", "?from")}
             {effective("?r", as_of=as_of, status=status)} }} }}
-        ORDER BY STR(?from) ?id {f"LIMIT {int(limit)}" if limit else ""}"""
+        ORDER BY STR(?from) ?id {"" if limit is None else f"LIMIT {limit}"}"""
     )
     return load(store, [row["r"] for row in rows])  # type: ignore[misc]
 
@@ -222,3 +227,39 @@ def tombstone(store: Store, iri: ox.NamedNode) -> Tombstone | None:
         erased_at=r["when"].value,
         reason=r["why"].value,
     )
+
+
+def stats(store: Store) -> dict[str, Any]:
+    """Counts of records by type and status, sources, entities, tombstones and quads."""
+    rows = store.select(
+        PREFIXES + f"SELECT ?t ?s (COUNT(?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
+        "wb:recordType ?t ; wb:status ?s } } GROUP BY ?t ?s"
+    )
+    by_type: dict[str, int] = {}
+    by_status: dict[str, int] = {}
+    for r in rows:
+        n = int(r["n"].value)  # type: ignore[union-attr]
+        t = RecordType.from_iri(r["t"].value).value  # type: ignore[union-attr]
+        s = Status.from_iri(r["s"].value).value  # type: ignore[union-attr]
+        by_type[t] = by_type.get(t, 0) + n
+        by_status[s] = by_status.get(s, 0) + n
+    # Token hashes are not counted: a reader's view holds none, and the count would tell a
+    # restricted reader (on a view) from one who reads the store.
+    counts = store.select(
+        PREFIXES + "SELECT "
+        f"(SUM(IF(?g = {META_GRAPH} && ?p = rdf:type && ?o = wb:Source, 1, 0)) AS ?sources) "
+        f"(SUM(IF(?g = {ENTITIES_GRAPH} && ?p = rdf:type && ?o = wb:Entity, 1, 0)) AS ?entities) "
+        "(COUNT(*) AS ?quads) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(?p != wb:tokenHash) }"
+    )[0]
+    tomb = store.select(
+        PREFIXES + f"SELECT (COUNT(?t) AS ?n) WHERE {{ GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone }} }}"
+    )[0]
+    return {
+        "records": sum(by_type.values()),
+        "by_type": dict(sorted(by_type.items())),
+        "by_status": dict(sorted(by_status.items())),
+        "sources": int(counts["sources"].value) if counts["sources"] else 0,
+        "entities": int(counts["entities"].value) if counts["entities"] else 0,
+        "tombstones": int(tomb["n"].value),  # type: ignore[union-attr]
+        "quads": int(counts["quads"].value),  # type: ignore[union-attr]
+    }

@@ -13,6 +13,7 @@ from typing import Any
 from workbench import audit
 from workbench.access import users
 from workbench.access.users import Role, User
+from workbench.access.writes import Writer
 from workbench.audit import Event
 from workbench.errors import Invalid
 from workbench.review import extract as extraction
@@ -33,6 +34,7 @@ class Reviewing:
     _records_changed: Callable[[], None]  # Guesses': indexes catch up after records change
     relations: Callable[[], frozenset[str]]  # Questions': what rules may conclude
     rule_files: Callable[[], RuleSet]  # Questions': the rules in the rules directory
+    _writer: Callable[[], Writer]  # Workbench's: who writes, and the store as they may see it
 
     # ------------------------------------------------------------------ users
 
@@ -60,11 +62,12 @@ class Reviewing:
         if not file.is_file():
             raise Invalid(f"no such file: {file}")
         found = queue.parse_file(file)
-        return queue.propose(self.store, found, Proposal("import", str(file)), actor=self.user, now=self.now())
+        return queue.propose(self.store, found, Proposal("import", str(file)), actor=self.user, now=self.now(),
+                             seen=self._writer().seen)
 
     def propose(self, candidates: Sequence[dict[str, Any]], via: Proposal) -> list[str]:
         """Queue checked candidate records (from an extractor); see :func:`workbench.review.queue.propose`."""
-        return queue.propose(self.store, candidates, via, actor=self.user, now=self.now())
+        return queue.propose(self.store, candidates, via, actor=self.user, now=self.now(), seen=self._writer().seen)
 
     def extract(
         self,
@@ -107,12 +110,13 @@ class Reviewing:
     ) -> list[str]:
         """Approve candidates as records (all or none), attributed to their source, the extractor
         and this curator. Returns the record ids."""
-        done = queue.approve(self.store, ids, actor=self.user, now=self.now(), edits=edits, create=create)
+        done = queue.approve(self.store, ids, actor=self.user, now=self.now(), edits=edits, create=create,
+                             seen=self._writer().seen)
         self._records_changed()
         return done
 
     def reject(self, ids: Sequence[str], *, reason: str) -> None:
-        queue.reject(self.store, ids, reason=reason, actor=self.user, now=self.now())
+        queue.reject(self.store, ids, reason=reason, actor=self.user, now=self.now(), seen=self._writer().seen)
 
     def summaries(self, *, of: str | None = None, include_stale: bool = False) -> list[Summary]:
         """Approved summaries that are fresh (every record they rest on active and unchanged);
@@ -124,4 +128,4 @@ class Reviewing:
         return audit.trail(self.store, record_id)
 
     def merge_candidates(self, keep: str, others: Sequence[str]) -> None:
-        queue.merge(self.store, keep, others, actor=self.user, now=self.now())
+        queue.merge(self.store, keep, others, actor=self.user, now=self.now(), seen=self._writer().seen)

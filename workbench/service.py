@@ -18,24 +18,24 @@ from __future__ import annotations
 import datetime as dt
 import getpass
 import os
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
 
-from workbench import entities, lifecycle, records
+from workbench import backup, entities, lifecycle, records, sparqlcheck
 from workbench.access.views import Views, ViewStore, viewer
-from workbench.errors import Invalid, Unsupported
+from workbench.access.writes import Writer, everything
+from workbench.errors import Forbidden, Invalid, Unsupported
 from workbench.guess.memory import RecordVectors
 from workbench.guess.names import NameIndex
 from workbench.guess.things import Things
 from workbench.guesses import Guesses
-from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH, STORE_NODE
+from workbench.ids import ONTOLOGY_GRAPH
 from workbench.imports.common import ProgressFactory, write_batch
 from workbench.imports.landing import import_rdf
-from workbench.imports.rdf import FORMATS, RdfOptions
+from workbench.imports.rdf import RdfOptions
 from workbench.imports.records import RecordsPlanner
 from workbench.layout import DATA_DIR, RULES_DIR, ontology_triples
 from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Status, Tombstone
@@ -45,7 +45,6 @@ from workbench.reviewing import Reviewing
 from workbench.rulereview import RuleReview
 from workbench.rules.model import RuleSet
 from workbench.store import Batch, Store, open_store
-from workbench.vocab import PREFIXES
 
 Clock = Callable[[], dt.datetime]
 
@@ -200,6 +199,20 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         acting._rules, acting._rules_key = self._rules, self._rules_key
         return acting
 
+    def _writer(self) -> Writer:
+        """Who writes through this Workbench, with the store as they may see it: what a write
+        names is looked up there, so it answers as if what they may not see did not exist
+        (:mod:`workbench.access.writes`). The store's owner (no reader) sees everything."""
+        if self.reader is None or isinstance(self.store, ViewStore):
+            return everything(self.store)
+        reader = viewer(self.store, self.reader)
+        views = self._viewed()
+        if not views.restricted(reader):
+            return everything(self.store)
+        seen = views.view(reader)
+        self._let_go(views)
+        return Writer(self.store, seen)
+
     def now(self) -> str:
         return self._clock().astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
@@ -265,6 +278,7 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         if jsonl and rdf:
             raise Invalid("import JSON Lines records and RDF files in separate imports")
         now = self.now()
+        writer = self._writer()
         if rdf:
             rtype = RecordType.parse(record_type) if isinstance(record_type, str) else record_type
             options = RdfOptions(
@@ -276,6 +290,8 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
                 statement=statement,
                 visible_to=tuple(visible_to),
                 used=tuple(used or ()),
+                hidden_graphs=writer.hidden_graphs(),
+                hidden_sources=writer.hidden_sources(),
             )
             landed = import_rdf(self.store, rdf, options, progress)
             if landed.plan.records_added:
@@ -288,7 +304,7 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
                 quads_added=landed.quads_added,
                 activity=landed.plan.activity.value if landed.quads_added else "",
             )
-        plan = RecordsPlanner(self.store, actor=self.user, now=now).plan(jsonl, used=used)
+        plan = RecordsPlanner(self.store, actor=self.user, now=now, writer=writer).plan(jsonl, used=used)
         if len(plan.batch):
             write_batch(self.store, plan.batch, progress, len(plan.batch.quads))
             self._records_changed()
@@ -302,37 +318,35 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
             new_entities=tuple(plan.new_entities),
         )
 
+    def restore(self, path: str | os.PathLike[str], *, progress: ProgressFactory | None = None) -> ImportReport:
+        """Restore a Workbench export (the TriG, N-Quads or JSON-LD :meth:`export` writes) into
+        this store, which must be empty (at most its ontology loaded): every graph comes back as
+        it was, Workbench's own too (users, record metadata, the audit, the queue, rules). An
+        import never writes those (:mod:`workbench.access.writes`), so a backup comes back this
+        way, and only by the store's owner on this machine: not as a user (``--as``,
+        $WORKBENCH_USER), not over HTTP, since an export says who may do and see what.
+
+        Raises Forbidden (not the owner), Conflict (the store is not empty), Invalid (not an
+        export), ParseError naming the file.
+        """
+        if self.reader is not None:
+            raise Forbidden(f"{self.reader} cannot restore an export: only the store's owner on this machine "
+                            "restores one (without --as or $WORKBENCH_USER), into an empty store")
+        report = backup.restore(self.store, Path(path), actor=self.user, now=self.now(), progress=progress)
+        self._relation_labels = None
+        self._records_changed()
+        return report
+
     def export(self, path: str | os.PathLike[str]) -> int:
         """Write the store to a file; the format comes from the extension. Returns the quads written.
 
         TriG, N-Quads and JSON-LD keep everything (every graph, all provenance; not the store's
-        revision token, which only its vector indexes use) and import back isomorphically.
+        revision token, which only its vector indexes use) and come back with :meth:`restore`.
         Turtle, N-Triples and RDF/XML hold no graphs: they get the triples of the active records
-        only, without provenance.
+        only, without provenance. A named reader's export is their view: no token hashes, nothing
+        they may not see. Raises Invalid for an unknown extension or a missing directory.
         """
-        target = Path(path)
-        fmt = FORMATS.get(target.suffix.lower())
-        if fmt is None:
-            raise Invalid(f"cannot tell the format from {target.suffix!r}; use one of {', '.join(sorted(FORMATS))}")
-        if fmt.supports_datasets or fmt == ox.RdfFormat.JSON_LD:
-            # All but the store's revision token, which belongs to this store and its indexes.
-            # A named reader's export is their view: no token hashes, nothing they may not see.
-            quads = [q for q in self.readable_store(self.reader).quads() if q.subject != STORE_NODE]
-        else:
-            rows = self.store.select(
-                PREFIXES + f"SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }} "
-                "GRAPH ?g { ?s ?p ?o } }"
-            )
-            quads = [ox.Quad(r["s"], r["p"], r["o"]) for r in rows]  # type: ignore[arg-type]
-        tmp = target.with_name(target.name + ".part")
-        with open(tmp, "wb") as out:
-            ox.serialize(
-                quads if fmt.supports_datasets or fmt == ox.RdfFormat.JSON_LD else [q.triple for q in quads],
-                out,
-                format=fmt,
-            )
-        tmp.replace(target)
-        return len(quads)
+        return backup.export(self.readable_store(self.reader), Path(path))
 
     # ------------------------------------------------------------------ entities and names
 
@@ -355,17 +369,19 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
 
     def add_alias(self, ref: str, alias: str, *, lang: str | None = None) -> ox.NamedNode:
         """Register an alias. Raises Conflict when another entity already has that name."""
-        iri = entities.add_alias(self.store, ref, alias, actor=self.user, now=self.now(), lang=lang)
+        iri = entities.add_alias(self.store, ref, alias, actor=self.user, now=self.now(), lang=lang,
+                                 seen=self._writer().seen)
         self._names_changed()
         return iri
 
     def merge(self, keep: str, other: str, *, reason: str) -> ox.NamedNode:
-        iri = entities.merge(self.store, keep, other, actor=self.user, now=self.now(), reason=reason)
+        iri = entities.merge(self.store, keep, other, actor=self.user, now=self.now(), reason=reason,
+                             seen=self._writer().seen)
         self._names_changed()
         return iri
 
     def split(self, ref: str, *, reason: str) -> ox.NamedNode:
-        iri = entities.split(self.store, ref, actor=self.user, now=self.now(), reason=reason)
+        iri = entities.split(self.store, ref, actor=self.user, now=self.now(), reason=reason, seen=self._writer().seen)
         self._names_changed()
         return iri
 
@@ -393,18 +409,34 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         return records.chain(self.store, record_id)
 
     def supersede(self, old_id: str, new_id: str, *, reason: str) -> None:
-        lifecycle.supersede(self.store, old_id, new_id, actor=self.user, now=self.now(), reason=reason)
+        lifecycle.supersede(self.store, old_id, new_id, actor=self.user, now=self.now(), reason=reason,
+                            seen=self._writer().seen)
         self._records_changed()
 
     def retract(self, record_id: str, *, reason: str) -> None:
-        lifecycle.retract(self.store, record_id, actor=self.user, now=self.now(), reason=reason)
+        lifecycle.retract(self.store, record_id, actor=self.user, now=self.now(), reason=reason,
+                          seen=self._writer().seen)
         self._records_changed()
 
     def erase(self, record_id: str, *, reason: str) -> Tombstone:
-        """Remove a record and every copy the store manages (its vector included); leave a
-        content-free tombstone."""
-        stone = lifecycle.erase(self.store, record_id, actor=self.user, now=self.now(), reason=reason)
-        self._record_erased(record_id)
+        """Remove a record and every copy the store manages (its vector, summaries' text and
+        digest, readers' views and their indexes included); leave a content-free tombstone.
+        Then the store's files are rewritten so that nothing of it can be read back from the
+        disk (an embedded store; a SPARQL server's files are its operator's to compact:
+        docs/decisions/20261201-erasure-reaches-the-disk.md).
+
+        Raises NotFound, Invalid (no reason); StoreUnavailable when the rewrite could not be done
+        now (the record is erased; the next open of the store rewrites its files).
+        """
+        from workbench.access.views import purge as purge_views
+
+        with self.store.purging():  # one rewrite for everything the erasure writes
+            stone = lifecycle.erase(self.store, record_id, actor=self.user, now=self.now(), reason=reason,
+                                    seen=self._writer().seen)
+            self._record_erased(record_id)
+        # Views made before it hold the record's bytes (hard links to the old files): gone now.
+        self._seen = {k: w for k, w in self._seen.items() if not isinstance(w.store, ViewStore)}
+        purge_views(self.store)
         return stone
 
     # ------------------------------------------------------------------ SPARQL and stats
@@ -416,19 +448,25 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
         format: str = "json",
         default_graph: Sequence[str] | None = None,
         named_graphs: Sequence[str] | None = None,
+        evaluate: sparqlcheck.Evaluator | None = None,
     ) -> bytes:
         """A SPARQL query's answer serialised: json, xml, csv, tsv (SELECT/ASK) or turtle,
-        ntriples, jsonld, xml (CONSTRUCT/DESCRIBE). Updates are refused here.
+        ntriples, jsonld, xml (CONSTRUCT/DESCRIBE). Updates are refused here, and so is what
+        :func:`workbench.sparqlcheck.check_query` refuses (SERVICE, a query too long or nested
+        too deep for the engine), before any parser sees the text.
 
         ``default_graph`` / ``named_graphs`` (graph IRIs) give the query's dataset as the SPARQL
         1.1 Protocol's ``default-graph-uri`` / ``named-graph-uri`` do: they replace the query's
-        FROM / FROM NAMED, and giving one leaves the other empty.
+        FROM / FROM NAMED, and giving one leaves the other empty. ``evaluate`` runs the checked
+        query on the store (:func:`workbench.sparqlcheck.evaluate`, on a big stack, by default;
+        the server's runs it in a worker process it can stop).
 
-        Raises Unsupported for an update, Invalid for an unknown format or graph IRI, ParseError
-        for a malformed query.
+        Raises Unsupported for an update, Invalid for an unknown format or graph IRI or a query
+        refused by the check (naming its limit), ParseError for a malformed query.
         """
-        if _is_update(query):
+        if sparqlcheck.query_form(query) in sparqlcheck.UPDATE_FORMS:  # friendlier than the parser's word
             raise Unsupported("SPARQL Update is not accepted here; change the store through imports and commands")
+        sparqlcheck.check_query(query)
         results, graph = sparql_formats(format)
 
         def _graph_iri(text: str) -> ox.NamedNode:
@@ -437,7 +475,8 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
             except ValueError as exc:
                 raise Invalid(f"{text!r} is not a graph IRI: {exc}") from exc
 
-        return self.readable_store(self.reader).query_raw(
+        return (evaluate or sparqlcheck.evaluate)(
+            self.readable_store(self.reader),
             query,
             results=results,
             graph=graph,
@@ -447,41 +486,6 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
 
     def stats(self) -> dict[str, Any]:
         """Counts of records by type and status, sources, entities, quads."""
-        rows = self.store.select(
-            PREFIXES + f"SELECT ?t ?s (COUNT(?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
-            "wb:recordType ?t ; wb:status ?s } } GROUP BY ?t ?s"
-        )
-        by_type: dict[str, int] = {}
-        by_status: dict[str, int] = {}
-        for r in rows:
-            n = int(r["n"].value)  # type: ignore[union-attr]
-            t = RecordType.from_iri(r["t"].value).value  # type: ignore[union-attr]
-            s = Status.from_iri(r["s"].value).value  # type: ignore[union-attr]
-            by_type[t] = by_type.get(t, 0) + n
-            by_status[s] = by_status.get(s, 0) + n
-        counts = self.store.select(
-            PREFIXES + "SELECT "
-            f"(SUM(IF(?g = {META_GRAPH} && ?p = rdf:type && ?o = wb:Source, 1, 0)) AS ?sources) "
-            f"(SUM(IF(?g = {ENTITIES_GRAPH} && ?p = rdf:type && ?o = wb:Entity, 1, 0)) AS ?entities) "
-            "(COUNT(*) AS ?quads) WHERE { GRAPH ?g { ?s ?p ?o } }"
-        )[0]
-        tomb = self.store.select(PREFIXES + "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH ?g { ?t a wb:Tombstone } }")[0]
-        return {
-            "backend": self.store.capabilities.name,
-            "records": sum(by_type.values()),
-            "by_type": dict(sorted(by_type.items())),
-            "by_status": dict(sorted(by_status.items())),
-            "sources": int(counts["sources"].value) if counts["sources"] else 0,
-            "entities": int(counts["entities"].value) if counts["entities"] else 0,
-            "tombstones": int(tomb["n"].value),  # type: ignore[union-attr]
-            "quads": int(counts["quads"].value),  # type: ignore[union-attr]
-        }
+        backend = self.store.base if isinstance(self.store, ViewStore) else self.store
+        return {"backend": backend.capabilities.name, **records.stats(self.store)}
 
-
-def _is_update(query: str) -> bool:
-    """A friendly refusal for updates; the query parser would refuse them anyway."""
-    body = re.sub(r"(?im)^\s*(PREFIX|BASE)\s+[^\n]*$", " ", re.sub(r"#[^\n]*", " ", query))
-    return (
-        re.match(r"\s*(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b", body, flags=re.IGNORECASE)
-        is not None
-    )

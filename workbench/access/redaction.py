@@ -1,10 +1,16 @@
 """What a reader may not see, and taking it out of a copy of the store.
 
 :func:`hidden` reads the store for what one reader may not see: the sources visible only to
-others, and the candidates that came from them or name an audience without the reader. It is a
-value (:class:`Hidden`): readers who may not see the same things get the same view, whoever they
-are, so they share one. :func:`redact` deletes it, and everything that follows from it (see
+others and the records taken from them, the candidates that came from them, rest on them or name
+an audience without the reader, and the tombstones of records erased for others. It is a value
+(:class:`Hidden`): readers who may not see the same things get the same view, whoever they are,
+so they share one. :func:`redact` deletes it, and everything that follows from it (see
 :mod:`workbench.access.views` for the list), from a copy, every step in pyoxigraph's engine.
+
+What rests on something hidden is hidden with it: a summary of a hidden record, an act on one
+(a supersession, a retraction, with its reason), the names of an entity an import made that only
+hidden records name (``wb:namedIn``), the status a hidden record gave a visible one (a record a
+hidden one superseded reads as active, as in a store that never held the hidden one).
 """
 
 from __future__ import annotations
@@ -17,10 +23,12 @@ from dataclasses import dataclass
 import pyoxigraph as ox
 
 from workbench.ids import (
+    AUDIT_GRAPH,
     ENTITIES_GRAPH,
     ENTITY_PREFIX,
     META_GRAPH,
     QUEUE_GRAPH,
+    STORE_NODE,
     SUMMARIES_GRAPH,
     USERS_GRAPH,
     agent_iri,
@@ -41,15 +49,17 @@ class Hidden:
 
     sources: tuple[ox.NamedNode, ...] = ()
     candidates: tuple[ox.NamedNode, ...] = ()
+    records: tuple[ox.NamedNode, ...] = ()  # taken from the hidden sources
+    tombstones: tuple[ox.NamedNode, ...] = ()  # of records erased for an audience without the reader
 
     @property
     def key(self) -> str:
         """Names the view: readers who may not see the same things share one."""
-        text = "\n".join([*map(str, self.sources), "", *map(str, self.candidates)])
+        text = "\n".join([*map(str, self.sources), "", *map(str, self.candidates), "", *map(str, self.tombstones)])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def __bool__(self) -> bool:
-        return bool(self.sources or self.candidates)
+        return bool(self.sources or self.candidates or self.tombstones)
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,7 @@ class Queued:
     iri: ox.NamedNode
     source: str | None
     visible_to: frozenset[str]
+    rests_on: frozenset[str] = frozenset()  # record ids a summary candidate summarises
 
 
 def hidden_sources(store: Store, agents: frozenset[str]) -> list[ox.NamedNode]:
@@ -87,9 +98,35 @@ def queued(store: Store) -> list[Queued]:
             continue
         source = record.get("source")
         source_id = source.get("id") if isinstance(source, dict) else source
+        of = record.get("of")
         found.append(Queued(iri, source_id if isinstance(source_id, str) else None,
-                            frozenset(record.get("visible_to") or ())))
+                            frozenset(record.get("visible_to") or ()),
+                            frozenset(i for i in of if isinstance(i, str)) if isinstance(of, list) else frozenset()))
     return found
+
+
+def _agents(agents: frozenset[str]) -> str:
+    return " ".join(str(agent_iri(a)) for a in sorted(agents))
+
+
+def hidden_tombstones(store: Store, agents: frozenset[str]) -> list[ox.NamedNode]:
+    """Tombstones of records erased for an audience that leaves out a reader with ``agents``."""
+    rows = store.select(
+        PREFIXES + f"""SELECT DISTINCT ?t WHERE {{ GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone ; wb:erasedFor ?any }}
+        FILTER NOT EXISTS {{ GRAPH {AUDIT_GRAPH} {{ ?t wb:erasedFor ?a }} VALUES ?a {{ {_agents(agents)} }} }} }}"""
+    )
+    return [r["t"] for r in rows if isinstance(r["t"], ox.NamedNode)]
+
+
+def records_of(store: Store, sources: Sequence[ox.NamedNode]) -> list[ox.NamedNode]:
+    """The records taken from ``sources``."""
+    if not sources:
+        return []
+    rows = store.select(
+        PREFIXES + f"SELECT DISTINCT ?r WHERE {{ VALUES ?s {{ {_values(sources)} }} "
+        f"GRAPH {META_GRAPH} {{ ?r prov:wasDerivedFrom ?s }} }}"
+    )
+    return [r["r"] for r in rows if isinstance(r["r"], ox.NamedNode)]
 
 
 def hidden(store: Store, agents: frozenset[str] | None, queue: Sequence[Queued]) -> Hidden:
@@ -98,10 +135,13 @@ def hidden(store: Store, agents: frozenset[str] | None, queue: Sequence[Queued])
     if agents is None:
         return Hidden()
     sources = sorted(hidden_sources(store, agents), key=str)
+    records = sorted(records_of(store, sources), key=str)
     ids = {id_from_iri(s) for s in sources}
-    candidates = sorted((c.iri for c in queue if c.source in ids or (c.visible_to and not c.visible_to & agents)),
-                        key=str)
-    return Hidden(tuple(sources), tuple(candidates))
+    gone = {id_from_iri(r) for r in records}
+    candidates = sorted((c.iri for c in queue if c.source in ids or c.rests_on & gone
+                         or (c.visible_to and not c.visible_to & agents)), key=str)
+    tombstones = sorted(hidden_tombstones(store, agents), key=str)
+    return Hidden(tuple(sources), tuple(candidates), tuple(records), tuple(tombstones))
 
 
 def _column(db: ox.Store, query: str, var: str = "e") -> list[ox.NamedNode]:
@@ -115,31 +155,43 @@ def _values(terms: Iterable[ox.NamedNode]) -> str:
     return " ".join(str(t) for t in terms)
 
 
+def _listed(terms: Iterable[ox.NamedNode]) -> str:
+    """Terms for ``IN (...)``."""
+    return ", ".join(str(t) for t in terms)
+
+
 def redact(db: ox.Store, hidden: Hidden) -> None:
     """Take out of ``db`` (a copy of the store) what ``hidden`` says, with what follows from it,
-    and every token hash."""
+    every token hash, and give the copy a revision of its own."""
     db.update(PREFIXES + f"DELETE WHERE {{ GRAPH {USERS_GRAPH} {{ ?u wb:tokenHash ?h }} }}")
-    meta, ents, sources = META_GRAPH, ENTITIES_GRAPH, hidden.sources
+    meta, ents, sources, records = META_GRAPH, ENTITIES_GRAPH, hidden.sources, hidden.records
     if sources:
-        records = _column(
-            db, PREFIXES + f"SELECT DISTINCT ?r WHERE {{ VALUES ?s {{ {_values(sources)} }} "
-            f"GRAPH {meta} {{ ?r prov:wasDerivedFrom ?s }} }}", "r"
-        )
         gone = _values([*records, *sources])
+        named = _named_only_in(db, records)
         mentioned = _column(
             db, f"""SELECT DISTINCT ?e WHERE {{ VALUES ?r {{ {_values(records)} }}
             {{ GRAPH ?r {{ {{ ?e ?p ?o }} UNION {{ ?o ?p ?e }} }} }} UNION {{ GRAPH {meta} {{ ?r ?p ?e }} }}
             FILTER(isIRI(?e) && STRSTARTS(STR(?e), "{ENTITY_PREFIX}")) }}"""
-        )
+        ) if records else []
         steps = [f"DROP SILENT GRAPH {r}" for r in records]
         steps += [
-            f"DELETE {{ GRAPH {meta} {{ ?x ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }} GRAPH {meta} {{ ?x ?p ?o }} }}",
-            f"DELETE {{ GRAPH ?g {{ ?s ?p ?x }} }} WHERE {{ VALUES ?x {{ {gone} }} GRAPH ?g {{ ?s ?p ?x }} }}",
+            # What rests on a hidden record first, while the links that tell are still there:
+            # summaries of it; acts that used it (supersessions, retractions, with their reasons);
+            # the status it gave a visible record it superseded.
             f"""DELETE {{ GRAPH {SUMMARIES_GRAPH} {{ ?m ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }}
                 GRAPH {SUMMARIES_GRAPH} {{ ?m wb:summarizes ?x ; ?p ?o }} }}""",
+            f"""DELETE {{ GRAPH {meta} {{ ?a ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }}
+                GRAPH {meta} {{ ?a prov:used ?x ; a ?kind ; ?p ?o }} FILTER(?kind != wb:Import) }}""",
+            f"""DELETE {{ GRAPH {meta} {{ ?r wb:status wb:Superseded }} }}
+                INSERT {{ GRAPH {meta} {{ ?r wb:status wb:Active }} }}
+                WHERE {{ VALUES ?x {{ {gone} }} GRAPH {meta} {{ ?x wb:supersedes ?r . ?r wb:status wb:Superseded
+                FILTER NOT EXISTS {{ ?y wb:supersedes ?r
+                FILTER(?y NOT IN ({_listed([*records, *sources])})) }} }} }}""",
+            f"DELETE {{ GRAPH {meta} {{ ?x ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }} GRAPH {meta} {{ ?x ?p ?o }} }}",
+            f"DELETE {{ GRAPH ?g {{ ?s ?p ?x }} }} WHERE {{ VALUES ?x {{ {gone} }} GRAPH ?g {{ ?s ?p ?x }} }}",
         ]
         db.update(PREFIXES + " ;\n".join(steps))
-        _drop_entities(db, mentioned)
+        _drop_entities(db, sorted(set(named) | set(_orphans(db, mentioned)), key=str))
     if hidden.candidates:
         drop = _values(hidden.candidates)
         db.update(
@@ -148,30 +200,74 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
             DELETE {{ GRAPH {QUEUE_GRAPH} {{ ?a ?q ?b }} }} WHERE {{ VALUES ?c {{ {drop} }}
             GRAPH {QUEUE_GRAPH} {{ ?a ?p ?c ; ?q ?b }} }}"""
         )
+    if hidden.tombstones:
+        db.update(f"""DELETE {{ GRAPH {AUDIT_GRAPH} {{ ?t ?p ?o }} }} WHERE {{
+            VALUES ?t {{ {_values(hidden.tombstones)} }} GRAPH {AUDIT_GRAPH} {{ ?t ?p ?o }} }}""")
     # What nothing left refers to: import and proposal runs, then agents, graph by graph.
     db.update(
         PREFIXES + f"""DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{ VALUES ?g {{ {meta} {QUEUE_GRAPH} }}
         GRAPH ?g {{ ?a a ?kind ; ?p ?o }} VALUES ?kind {{ wb:Import wb:Proposal }}
         FILTER NOT EXISTS {{ GRAPH ?g {{ ?x ?q ?a }} }} }} ;
-        DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{ VALUES ?g {{ {meta} {QUEUE_GRAPH} {ents} {SUMMARIES_GRAPH} }}
+        DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{
+        VALUES ?g {{ {meta} {QUEUE_GRAPH} {ents} {SUMMARIES_GRAPH} {AUDIT_GRAPH} }}
         GRAPH ?g {{ ?a ?p ?o }} FILTER(STRSTARTS(STR(?a), "urn:wb:agent:"))
         FILTER NOT EXISTS {{ GRAPH ?g {{ ?x ?q ?a }} }} }}"""
     )
+    _own_revision(db)
 
 
-def _drop_entities(db: ox.Store, mentioned: list[ox.NamedNode]) -> None:
-    """Entities the hidden assertions mentioned that nothing visible mentions any more."""
+def _named_only_in(db: ox.Store, records: Sequence[ox.NamedNode]) -> list[ox.NamedNode]:
+    """Entities an import made whose every naming record (``wb:namedIn``) is among ``records``."""
+    if not records:
+        return []
+    return _column(
+        db, PREFIXES + f"""SELECT DISTINCT ?e WHERE {{ VALUES ?r {{ {_values(records)} }}
+        GRAPH {ENTITIES_GRAPH} {{ ?e wb:namedIn ?r
+        FILTER NOT EXISTS {{ ?e wb:namedIn ?other FILTER(?other NOT IN ({_listed(records)})) }}
+        FILTER NOT EXISTS {{ ?e prov:wasGeneratedBy ?made . ?made a prov:Activity }} }} }}"""
+    )
+
+
+def _orphans(db: ox.Store, mentioned: list[ox.NamedNode]) -> list[ox.NamedNode]:
+    """Of the entities hidden records mention, those with no naming record (``wb:namedIn``, made
+    before it was kept) that nothing visible mentions any more."""
     if not mentioned:
-        return
+        return []
     ents = ENTITIES_GRAPH
-    orphans = _column(
-        db, f"""SELECT ?e WHERE {{ VALUES ?e {{ {_values(mentioned)} }}
+    return _column(
+        db, PREFIXES + f"""SELECT ?e WHERE {{ VALUES ?e {{ {_values(mentioned)} }}
+        FILTER NOT EXISTS {{ GRAPH {ents} {{ ?e wb:namedIn ?r }} }}
         FILTER NOT EXISTS {{ GRAPH ?g {{ {{ ?e ?p ?o }} UNION {{ ?o ?p ?e }} }} FILTER(?g != {ents}) }} }}"""
     )
-    if orphans:
-        db.update(
-            f"""DELETE {{ GRAPH {ents} {{ ?a ?q ?b }} }} WHERE {{ VALUES ?e {{ {_values(orphans)} }}
-            GRAPH {ents} {{ ?a ?p ?e ; ?q ?b }} }} ;
-            DELETE {{ GRAPH {ents} {{ ?e ?p ?o }} }} WHERE {{ VALUES ?e {{ {_values(orphans)} }}
-            GRAPH {ents} {{ ?e ?p ?o }} }}"""
-        )
+
+
+def _drop_entities(db: ox.Store, hidden: list[ox.NamedNode]) -> None:
+    """An entity's registration (names, keys, naming records) and the acts on it (aliases,
+    merges, splits), and the links to it in the entities graph (a visible entity merged into it
+    keeps its own names)."""
+    if not hidden:
+        return
+    ents, values = ENTITIES_GRAPH, _values(hidden)
+    db.update(
+        PREFIXES + f"""DELETE {{ GRAPH {ents} {{ ?a ?q ?b }} }} WHERE {{ VALUES ?e {{ {values} }}
+        GRAPH {ents} {{ ?a ?p ?e ; a ?kind ; ?q ?b }} VALUES ?kind {{ wb:AliasRegistration wb:Merge wb:Split }} }} ;
+        DELETE {{ GRAPH {ents} {{ ?e ?p ?o }} }} WHERE {{ VALUES ?e {{ {values} }} GRAPH {ents} {{ ?e ?p ?o }} }} ;
+        DELETE {{ GRAPH {ents} {{ ?s ?p ?e }} }} WHERE {{ VALUES ?e {{ {values} }} GRAPH {ents} {{ ?s ?p ?e }} }}"""
+    )
+
+
+def _own_revision(db: ox.Store) -> None:
+    """A view's revision token moves only when what it shows moves: a digest of how much each of
+    Workbench's own graphs holds, instead of the store's token, which every write moves (even one
+    the reader may not see)."""
+    counts = db.query(
+        f"""SELECT ?g (COUNT(*) AS ?n) WHERE {{
+        VALUES ?g {{ {META_GRAPH} {ENTITIES_GRAPH} {AUDIT_GRAPH} {QUEUE_GRAPH} {SUMMARIES_GRAPH} }}
+        GRAPH ?g {{ ?s ?p ?o }} FILTER(?s != {STORE_NODE}) }} GROUP BY ?g ORDER BY ?g"""
+    )
+    assert isinstance(counts, ox.QuerySolutions)
+    token = hashlib.sha256(" ".join(f"{r['g']}={r['n'].value}" for r in counts).encode()).hexdigest()[:16]
+    db.update(
+        PREFIXES + f"DELETE WHERE {{ GRAPH {META_GRAPH} {{ {STORE_NODE} wb:revision ?r }} }} ; "
+        f"INSERT DATA {{ GRAPH {META_GRAPH} {{ {STORE_NODE} wb:revision {ox.Literal(token)} }} }}"
+    )

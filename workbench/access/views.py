@@ -30,6 +30,10 @@ everyone who may see every source share one. A view is rebuilt when the store's
 :meth:`~workbench.store.Store.version` moves; at most :data:`CACHED_VIEWS` are kept. A replaced
 or evicted view's folder is removed once nothing reads it, all of them on :meth:`Views.close`,
 and a dead process's left-overs when the next one makes its folder.
+
+An erasure cannot wait for that: a view made before it holds the erased record's bytes (a
+checkpoint's files are hard links to the store's files as they were), so :func:`purge` removes
+every view of the store at once, read or not, and the next read builds a new one.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from workbench.store.pyox import PyoxStore
 
 CACHED_VIEWS = 8  # views (distinct sets of what is hidden) open at once
 COPIES = "copies."  # a process's folder of views under files_dir/views/ starts with this
+_LIVE: weakref.WeakSet[Views] = weakref.WeakSet()  # every Views of this process, for purge()
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,7 @@ class Views:
         self._removal: weakref.finalize[[Path, int], Views] | None = None  # removes _folder (close, or collected)
         self._built = 0
         self._lock = threading.Lock()
+        _LIVE.add(self)
 
     def hidden(self, reader: Viewer, version: str | None = None) -> Hidden:
         """What ``reader`` may not see in the store (cached per store version)."""
@@ -242,14 +248,7 @@ class Views:
             return self._folder
         views = self.base.files_dir / "views"
         views.mkdir(parents=True, exist_ok=True)
-        for old in views.glob(COPIES + "*"):
-            with contextlib.suppress(OSError):
-                held = os.open(old, os.O_RDONLY)
-                try:
-                    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    shutil.rmtree(old, ignore_errors=True)
-                finally:
-                    os.close(held)
+        _sweep_dead(views)
         # Locked under a name the sweep above ignores, then renamed: never seen unlocked.
         made = Path(tempfile.mkdtemp(prefix=".new-", dir=views))
         held = os.open(made, os.O_RDONLY)  # flock'd while this Views lives: a live process uses the folder
@@ -260,6 +259,44 @@ class Views:
         self._removal = weakref.finalize(self, _remove, folder, held)
         self._folder = folder
         return folder
+
+
+def purge(base: Store) -> None:
+    """After an erasure: every view of ``base`` goes from disk now, in every :class:`Views` of
+    this process and whoever still reads one, and so do dead processes' folders of views; the
+    next read builds a view from the store as it is. (A reader still holding an old
+    :class:`ViewStore` mid-query reads on through files already open, or fails.)
+
+    >>> from workbench.store import MemoryStore
+    >>> purge(MemoryStore())
+    """
+    for views in list(_LIVE):
+        if views.base is base or views.base.location == base.location:  # one server, two Store objects on it
+            views.close()
+    folder = base.files_dir / "views"
+    if folder.is_dir():
+        _sweep_dead(folder)
+
+
+def reader_folders(base: Store) -> list[Path]:
+    """The readers' own folders beside the views of ``base`` (each a :attr:`ViewStore.files_dir`:
+    their vector indexes), whether their views exist now or not."""
+    folder = base.files_dir / "views"
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith((COPIES, ".new-")))
+
+
+def _sweep_dead(views: Path) -> None:
+    """Remove the folders of views whose process is gone (their flock is free)."""
+    for old in views.glob(COPIES + "*"):
+        with contextlib.suppress(OSError):
+            held = os.open(old, os.O_RDONLY)
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(old, ignore_errors=True)
+            finally:
+                os.close(held)
 
 
 def _remove(folder: Path, held: int) -> None:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
+from workbench import limits
 from workbench.errors import WorkbenchError
 from workbench.model import Record, RecordType, Status, Tombstone
 from workbench.service import Workbench
@@ -63,7 +64,8 @@ def command(group: click.Group, name: str | None = None, *, writes: bool = False
 
     A command that only reads runs on the store as the person named by ``--as`` (or
     $WORKBENCH_USER) may see it: access follows the source, here as over HTTP. Without either,
-    the store's owner on this machine reads everything. ``writes`` commands act on the store.
+    the store's owner on this machine reads everything. ``writes`` commands act on the store as
+    that person: what they name is looked up as they may see it (``Workbench.acting_as``).
     """
 
     def wrap(fn: F) -> F:
@@ -73,7 +75,7 @@ def command(group: click.Group, name: str | None = None, *, writes: bool = False
         def run(ctx: Context, *args: Any, **kwargs: Any) -> None:
             try:
                 with ctx.open(create=fn.__name__ == "init") as wb:
-                    fn(wb if writes else wb.seen_by(ctx.reader), *args, **kwargs)
+                    fn(wb.acting_as(ctx.reader) if writes else wb.seen_by(ctx.reader), *args, **kwargs)
             except WorkbenchError as exc:
                 click.echo(f"error: {exc}", err=True)
                 sys.exit(1)
@@ -186,6 +188,24 @@ def import_(
         click.echo(report.summary())
 
 
+@command(main, writes=True)
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def restore(wb: Workbench, file: str, as_json: bool) -> None:
+    """Restore an export (.trig/.nq/.jsonld from `workbench export`) into an empty store, as it was.
+
+    Only the store's owner restores (not --as someone): an export carries users, roles and
+    every record's metadata, which an import never writes.
+
+    Example: workbench --store copy init && workbench --store copy restore backup.trig
+    """
+    report = wb.restore(file, progress=_progress)
+    if as_json:
+        _emit(report.to_json())
+    else:
+        click.echo(f"restored {report.records_added} records from {file}")
+
+
 @command(main)
 @click.argument("file", type=click.Path(dir_okay=False))
 def export(wb: Workbench, file: str) -> None:
@@ -296,7 +316,7 @@ def _show(rec: Record | Tombstone) -> str:
 @click.option("--type", "record_type", type=click.Choice([t.value for t in RecordType]))
 @click.option("--about", metavar="NAME", help="Only records about this entity.")
 @click.option("--all", "everything", is_flag=True, help="Every status: active, superseded, retracted.")
-@click.option("--limit", type=click.IntRange(min=1))
+@click.option("--limit", type=click.IntRange(min=1, max=limits.MAX_COUNT), help="At most this many records.")
 @click.option("--json", "as_json", is_flag=True)
 def records(
     wb: Workbench,
@@ -377,6 +397,9 @@ def erase(wb: Workbench, record_id: str, reason: str) -> None:
     """Erase a record and every copy the store manages; a content-free tombstone remains."""
     stone = wb.erase(record_id, reason=reason)
     click.echo(f"erased {record_id}; tombstone: {stone.kind}, by {stone.erased_by} at {stone.erased_at}")
+    if not wb.store.capabilities.erases_from_disk:
+        click.echo("note: the SPARQL server's own files may still hold it until its operator rewrites them "
+                   "(docs/decisions/20261201-erasure-reaches-the-disk.md)", err=True)
 
 
 # ---------------------------------------------------------------------- SPARQL and stats

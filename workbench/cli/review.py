@@ -179,8 +179,8 @@ def review_approve(wb: Workbench, ids: tuple[str, ...], all_: bool, text: str | 
             raise Invalid("--edit goes with exactly one candidate")
         try:
             edits = {chosen[0]: json.loads(edit.read_text(encoding="utf-8"))}
-        except (OSError, ValueError) as exc:
-            raise Invalid(f"cannot read the edited record: {exc}", where=str(edit)) from None
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+            raise Invalid(f"cannot read the edited record: {exc!s:.300}", where=str(edit)) from None
     done = wb.approve(chosen, edits=edits, create=create)
     click.echo(f"approved {len(done)}: {', '.join(done)}" if done else "nothing to approve")
 

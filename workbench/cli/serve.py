@@ -24,7 +24,11 @@ from workbench.service import Workbench
               help="Most rows or triples in one answer (more: 413, add LIMIT).")
 @click.option("--max-body", default=1_000_000, show_default=True, type=click.IntRange(min=1),
               help="Largest request body in bytes (more: 413).")
-def serve(wb: Workbench, host: str, port: int, query_timeout: float, result_limit: int, max_body: int) -> None:
+@click.option("--query-workers", default=None, type=click.IntRange(min=0), envvar="WORKBENCH_QUERY_WORKERS",
+              show_envvar=True, help="Processes SPARQL queries on readers' views run in, stopped at the "
+              "deadline (default 4; 0: threads, which cannot stop a query).")
+def serve(wb: Workbench, host: str, port: int, query_timeout: float, result_limit: int, max_body: int,
+          query_workers: int | None) -> None:
     """Serve the store over HTTP: the SPARQL 1.1 Protocol at /sparql (a query editor for
     browsers; updates from curators as imports), the JSON API under /api/ (its OpenAPI document
     at /api/openapi.json). Every request runs on the store as its token's user may see it.
@@ -36,7 +40,8 @@ def serve(wb: Workbench, host: str, port: int, query_timeout: float, result_limi
 
     from workbench.server import create_app
 
-    app = create_app(wb, max_body=max_body, query_timeout=query_timeout, result_limit=result_limit)
+    app = create_app(wb, max_body=max_body, query_timeout=query_timeout, result_limit=result_limit,
+                     query_workers=query_workers)
     click.echo(f"serving {wb.store.location} at http://{host}:{port}/sparql (Ctrl-C stops)", err=True)
     # httptools and uvloop: uvicorn's C parser and event loop, measured to halve its per-request
     # cost against the pure-Python h11 and asyncio (docs/benchmarks.md, "Serving").

@@ -20,7 +20,7 @@ import pyoxigraph as ox
 
 from workbench.guess.encoders import Encoder, HashingEncoder
 from workbench.guess.index import IndexCorrupt, VectorIndex
-from workbench.ids import META_GRAPH, STORE_NODE
+from workbench.ids import AUDIT_GRAPH, META_GRAPH, STORE_NODE
 from workbench.store import Store
 from workbench.vocab import PREFIXES
 
@@ -46,7 +46,9 @@ def fingerprint(store: Store) -> str:
         PREFIXES + f"SELECT ?st (COUNT(?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
         "wb:status ?st } } GROUP BY ?st ORDER BY ?st"
     )
-    tomb = store.select(PREFIXES + "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH ?g { ?t a wb:Tombstone } }")[0]
+    tomb = store.select(
+        PREFIXES + f"SELECT (COUNT(?t) AS ?n) WHERE {{ GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone }} }}"
+    )[0]
     parts = [f"{r['st'].value.rsplit('#', 1)[-1]}={r['n'].value}" for r in rows]  # type: ignore[union-attr]
     token = rev[0]["r"].value if rev else ""  # type: ignore[union-attr]
     return ";".join([f"revision={token}", *parts, f"tombstones={tomb['n'].value}"])  # type: ignore[union-attr]

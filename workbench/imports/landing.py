@@ -24,7 +24,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from workbench import errors
+from workbench import errors, limits
 from workbench.errors import Conflict, ParseError, WorkbenchError
 from workbench.ids import activity_iri
 from workbench.imports.common import ProgressFactory, write_batch
@@ -50,11 +50,13 @@ def import_rdf(store: Store, paths: Sequence[Path], options: RdfOptions, progres
     files = [FileLoad(p, rdf_format(p), options.default_graph(p)) for p in paths]
     size = sum(p.stat().st_size for p in paths)
     if store.capabilities.staged_writes and size >= STAGE_BYTES:
+        for path in paths:  # the plan runs beside the write: what a limit refuses must not reach it
+            limits.check_rdf(path, rdf_format(path))
         planner = PlanProcess(list(paths), options, before, activity)
         box: list[RdfPlan] = []
         try:
             write_batch(store, Batch(files=files), progress, size, check=lambda: _finish(store, planner.result(), box))
-        except (SyntaxError, ValueError) as exc:
+        except (SyntaxError, ValueError, MemoryError) as exc:
             # The writer's own parse failed (and was undone): the plan names file and line.
             planner.result()
             raise ParseError(f"malformed RDF: {exc}", where=str(paths[0])) from exc

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from workbench import literals
+from workbench import limits, literals
+from workbench.access.writes import check_graph, check_quad, taken, touches_own
 from workbench.acts import import_activity
 from workbench.errors import Invalid, ParseError
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, SYSTEM_GRAPHS, id_from_iri, record_iri, source_iri
@@ -75,9 +76,11 @@ class _Inspection:
         self.system = False
         self.typed: set[ox.Literal] = set()
         self.names: set[tuple[ox.NamedNode | ox.BlankNode, str]] = set()  # (entity, key) needing a key
+        self.own: ox.Quad | None = None  # the first quad naming Workbench's own terms (access.writes)
 
 
 def inspect(path: Path, fmt: ox.RdfFormat, progress: ProgressFactory | None) -> _Inspection:
+    limits.check_rdf(path, fmt)  # before pyoxigraph sees it: long lines, deep JSON, entities that expand
     found = _Inspection()
     bar = progress(f"checking {path.name}", path.stat().st_size) if progress else None
     reader = open_counted(path, bar.update if bar else None)
@@ -92,8 +95,12 @@ def inspect(path: Path, fmt: ox.RdfFormat, progress: ProgressFactory | None) -> 
                 found.graphs.add(g)
             else:
                 raise Invalid("graph names must be IRIs, not blank nodes", where=str(path))
+            if found.own is None and touches_own(quad):
+                found.own = quad  # refused by the write policy unless this is a restore
             o = quad.object
             if isinstance(o, ox.Literal):
+                if len(o.value) > limits.MAX_LITERAL_CHARS:
+                    limits.check_literal(o.value, _line_of(path, o))
                 if literals.needs_check(o):
                     found.typed.add(o)
                 elif quad.predicate in _LABELS:
@@ -104,6 +111,8 @@ def inspect(path: Path, fmt: ox.RdfFormat, progress: ProgressFactory | None) -> 
         raise ParseError(f"malformed {fmt.name}: {exc}", where=str(path)) from exc
     except ValueError as exc:
         raise ParseError(f"malformed {fmt.name}: {exc}", where=str(path)) from exc
+    except MemoryError:  # pyoxigraph's parsers hold one token in at most 16 MiB
+        raise limits.parser_buffer_error(fmt, str(path)) from None
     finally:
         reader.close()
         if bar:
@@ -120,18 +129,40 @@ def _line_of(path: Path, lit: ox.Literal) -> str:
     quoted = [f'"{lit.value}"', f"'{lit.value}'", f">{lit.value}<"]  # Turtle/N-Triples, RDF/XML
     datatype = lit.datatype.value
     marks = (datatype, datatype.rsplit("#", 1)[-1])
+    # A line is read in pieces of at most a chunk, each searched with the end of the one before
+    # (as long as the longest needle): a long line (JSON-LD and RDF/XML are often one) is never held.
+    keep = max(map(len, [*quoted, *marks])) - 1
     best: dict[int, int] = {}
+    number, tail = 1, ""
+    seen: set[str] = set()  # what this line holds so far: (q)uoted, (m)ark, (v)alue
+
+    def rank() -> int | None:
+        if "q" in seen:
+            return 0 if "m" in seen else 1
+        return 2 if "v" in seen else None
+
     with open(path, encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, start=1):
-            if any(q in line for q in quoted):
-                rank = 0 if any(m in line for m in marks) else 1
-            elif lit.value in line:
-                rank = 2
-            else:
+        while piece := f.readline(limits.CHUNK):
+            window = tail + piece
+            if any(q in window for q in quoted):
+                seen.add("q")
+            if any(m in window for m in marks):
+                seen.add("m")
+            if lit.value in window:
+                seen.add("v")
+            if not piece.endswith("\n"):
+                tail = window[-keep:]
                 continue
-            best.setdefault(rank, number)
-            if rank == 0:
-                break
+            r = rank()
+            if r is not None:
+                best.setdefault(r, number)
+                if r == 0:
+                    break
+            number, tail, seen = number + 1, "", set()
+        else:  # the last line, if it has no newline
+            r = rank()
+            if r is not None:
+                best.setdefault(r, number)
     return f"{path}:{best[min(best)]}" if best else str(path)
 
 
@@ -147,6 +178,11 @@ class RdfOptions:
     statement: str | None = None
     visible_to: tuple[str, ...] = ()
     used: tuple[str, ...] = ()  # what the provenance names instead of the paths (an upload's name)
+    # Graphs and sources the store holds that the writer may not see (access.writes): a file
+    # writing one is refused as "taken", whatever it holds.
+    hidden_graphs: frozenset[ox.NamedNode] = frozenset()
+    hidden_sources: frozenset[str] = frozenset()
+    restore: bool = False  # an export into an empty store (Workbench.restore), not an import
 
     def source(self, path: Path) -> SourceSpec:
         locator = self.used[0] if len(self.used) == 1 else str(path)
@@ -190,10 +226,17 @@ def plan_rdf(
     for path in paths:
         fmt = rdf_format(path)
         found = inspect(path, fmt, progress)
-        if found.system:
+        if options.restore:
+            if not found.system:
+                raise Invalid("not a Workbench export (it holds no metadata graph): import it instead",
+                              where=str(path))
             _plan_export(path, fmt, found, plan, options, graphs_before)
-        else:
-            plain |= _plan_data(path, found, plan, options, graphs_before)
+            continue
+        for graph in sorted(found.graphs, key=lambda g: (g not in SYSTEM_GRAPHS, g.value)):
+            check_graph(graph, first_line(path, graph.value))
+        if found.own is not None:
+            check_quad(found.own, _line_of_quad(path, found.own))
+        plain |= _plan_data(path, found, plan, options, graphs_before)
     if plain:  # an export brings its own provenance; plain data gets this import's
         plan.loose = activity_quads + plan.loose
     check_shapes(plan.loose, plan.origins)
@@ -208,12 +251,17 @@ def _plan_data(
     to_graph = options.default_graph(path)
     if found.default_triples:
         targets.append((to_graph, src.id))
+    for graph, rid in targets:
+        if graph in options.hidden_graphs:
+            raise taken("record", rid, first_line(path, graph.value) if graph != to_graph else str(path))
     new = [(g, i) for g, i in targets if g not in graphs_before]
     plan.existing.update({g: (path, to_graph) for g, _ in targets if g in graphs_before})
     plan.records_unchanged += len(targets) - len(new)
     if not new:
         return False
     plan.new_graphs.update(g for g, _ in new)
+    if src.id in options.hidden_sources:
+        raise taken("source", src.id, str(path))
     plan.loose += source_quads(src)
     plan.origins.setdefault(source_iri(src.id).value, str(path))
     for graph, rid in new:
@@ -232,6 +280,10 @@ def _plan_data(
         plan.loose += assertion_quads(spec)
         plan.records_added += 1
     plan.loose += [ox.Quad(e, WB.nameKey, ox.Literal(k), ENTITIES_GRAPH) for e, k in sorted(found.names, key=str)]
+    # The names a file gives rest on the records holding its labels: all from one source, so
+    # any of its new records stands for them (see access.writes).
+    keyed = sorted({e for e, _ in found.names if isinstance(e, ox.NamedNode)}, key=str)
+    plan.loose += [ox.Quad(e, WB.namedIn, new[0][0], ENTITIES_GRAPH) for e in keyed]
     return True
 
 
@@ -256,6 +308,36 @@ def _plan_export(
     for q in system:
         if q.predicate == RDF.type and q.graph_name == META_GRAPH:
             plan.origins.setdefault(q.subject.value, str(path))
+
+
+def _line_of_quad(path: Path, quad: ox.Quad) -> str:
+    """``file:line`` of the first line naming the quad's first own term (its line, in practice)."""
+    for term in (quad.subject, quad.predicate, quad.object):
+        if isinstance(term, ox.NamedNode) and touches_own(ox.Quad(term, term, term)):
+            return first_line(path, term.value) if term.value.startswith("urn:") else first_line(
+                path, term.value.rsplit("#", 1)[-1])
+    return str(path)
+
+
+NEWLINE = b"\n"
+
+
+def first_line(path: Path, text: str) -> str:
+    """``file:line`` of the first line that holds ``text``, for an error; the file if none does.
+    Read in pieces (a JSON-LD file can be one line of many megabytes)."""
+    needle = text.encode("utf-8")
+    line, tail = 1, b""
+    with open(path, "rb") as f:
+        while piece := f.read(limits.CHUNK):
+            data = tail + piece
+            found = data.find(needle)
+            if found >= 0:
+                return f"{path}:{line + data.count(NEWLINE, 0, found)}"
+            keep = max(len(needle) - 1, 0)
+            cut = len(data) - keep
+            line += data.count(NEWLINE, 0, cut)
+            tail = data[cut:]
+    return str(path)
 
 
 def file_graph_quads(path: Path, to_graph: ox.NamedNode, graphs: set[ox.NamedNode]) -> dict[ox.NamedNode, set[ox.Quad]]:

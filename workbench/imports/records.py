@@ -20,9 +20,10 @@ from typing import Any
 import pyoxigraph as ox
 
 from workbench import entities, jsonl, literals
+from workbench.access.writes import Writer, check_term, everything, taken
 from workbench.acts import import_activity
-from workbench.errors import Conflict, Invalid
-from workbench.ids import AUDIT_GRAPH, META_GRAPH, record_iri, source_iri
+from workbench.errors import Conflict, Forbidden, Invalid
+from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, record_iri, source_iri
 from workbench.imports.common import (
     AssertionSpec,
     Plan,
@@ -73,7 +74,8 @@ def negative_quads(fact: ox.Triple, graph: ox.NamedNode) -> list[ox.Quad]:
 
 
 def expand(text: str) -> ox.NamedNode | None:
-    """``<iri>`` or ``prefix:local`` for a known prefix, else None."""
+    """``<iri>`` or ``prefix:local`` for a known prefix, else None. Raises Forbidden for one of
+    Workbench's own IRIs or bookkeeping terms (:mod:`workbench.access.writes`)."""
     iri = None
     if text.startswith("<") and text.endswith(">"):
         iri = text[1:-1]
@@ -83,14 +85,22 @@ def expand(text: str) -> ox.NamedNode | None:
     if iri is None:
         return None
     try:
-        return ox.NamedNode(iri)
+        node = ox.NamedNode(iri)
     except ValueError as exc:
         raise Invalid(f"{text} is not a valid IRI ({exc})") from None
+    check_term(node, None)
+    return node
 
 
 class RecordsPlanner:
-    def __init__(self, store: Store, *, actor: str, now: str) -> None:
+    """Plans an import of memory records by a writer: what the records name (the records they
+    supersede, the sources they cite, the names they bind, the relations) is looked up in the
+    writer's view, so a write answers as if what they may not see did not exist."""
+
+    def __init__(self, store: Store, *, actor: str, now: str, writer: Writer | None = None) -> None:
         self.store = store
+        self.writer = writer or everything(store)
+        self.seen = self.writer.seen
         self.actor = actor
         self.now = now
 
@@ -112,7 +122,7 @@ class RecordsPlanner:
             plan.batch = Batch()  # nothing new: leave no trace of an empty import
             return plan
         bind = self._bind_names(todo, plan)
-        relations = Relations.load(self.store)
+        relations = Relations.load(self.seen)
         in_batch = {r.id for r in todo}
         sources: dict[str, tuple[SourceSpec, str]] = {}
         self._superseded: set[ox.NamedNode] = set()
@@ -140,11 +150,21 @@ class RecordsPlanner:
             f"{{ GRAPH {AUDIT_GRAPH} {{ ?r a wb:Tombstone }} BIND(true AS ?erased) }} }}"
         )
         existing = {row["r"].value: row for row in rows}  # type: ignore[union-attr]
+        seen = existing
+        if self.writer.restricted and existing:
+            rows = self.seen.select(
+                PREFIXES + f"SELECT ?r WHERE {{ VALUES ?r {{ {' '.join(f'<{r}>' for r in existing)} }} "
+                f"{{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion }} }} UNION "
+                f"{{ GRAPH {AUDIT_GRAPH} {{ ?r a wb:Tombstone }} }} }}"
+            )
+            seen = {r["r"].value: existing[r["r"].value] for r in rows}  # type: ignore[union-attr]
         todo = []
         for rec in records:
             row = existing.get(record_iri(rec.id).value)
             if row is None:
                 todo.append(rec)
+            elif record_iri(rec.id).value not in seen:
+                raise taken("record", rec.id, rec.where)
             elif row["erased"] is not None:
                 raise Conflict(f"record {rec.id!r} was erased; an erased id cannot be imported again", where=rec.where)
             elif row["d"] is not None and row["d"].value == rec.digest:
@@ -158,32 +178,44 @@ class RecordsPlanner:
         return todo
 
     def _bind_names(self, records: list[jsonl.RecordIn], plan: Plan) -> dict[str, ox.NamedNode]:
-        """Name key -> entity, for every name the records use; new entities are planned."""
+        """Name key -> entity, for every name the records use, bound in the writer's view; new
+        entities are planned. Each entity is noted as named in each record that names it
+        (``wb:namedIn``): its names are seen by whoever may see one of those records."""
         first: dict[str, tuple[str, str]] = {}  # key -> (name as written, where)
+        naming: dict[str, list[jsonl.RecordIn]] = {}  # key -> the records that name it
         for rec in records:
             names = list(rec.about) + list(rec.applies_to)
             names += [rec.decided_by] if rec.decided_by else []
             try:
                 for s, _, o in rec.triples:
                     names += [x for x in (s, o) if isinstance(x, str) and expand(x) is None]
-            except Invalid as exc:
-                raise Invalid(f"triples: {exc.message}", where=rec.where) from None
+            except (Invalid, Forbidden) as exc:
+                raise type(exc)(f"triples: {exc.message}", where=rec.where) from None
             for name in names:
-                first.setdefault(name_key(name), (name, rec.where))
-        bound = entities.resolve_keys(self.store, first)
+                key = name_key(name)
+                first.setdefault(key, (name, rec.where))
+                if rec not in naming.setdefault(key, []):
+                    naming[key].append(rec)
+        bound = entities.resolve_keys(self.seen, first)
         entities.check_bindings(bound, {k: w for k, (_, w) in first.items()})
         out: dict[str, ox.NamedNode] = {}
-        taken: set[str] = set()
+        minted: set[str] = set()
         for key, iris in sorted(bound.items()):
             if iris:
                 out[key] = ox.NamedNode(iris[0])
-                continue
-            name, where = first[key]
-            iri = entities.mint(self.store, name, taken)
-            plan.batch.quads += entities.entity_quads(iri, name, plan.activity)
-            plan.origins[iri.value] = where
-            plan.new_entities.append(iri.value)
-            out[key] = iri
+            else:
+                name, where = first[key]
+                # An entity only restricted records name gets an IRI that does not spell a
+                # name others could mint: a later "Mia" from someone who may not see it is
+                # minted as if it did not exist.
+                private = all(r.visible_to for r in naming[key])
+                seed = f"{record_iri(naming[key][0].id).value} {key}" if private else None
+                iri = entities.mint(self.store, name, minted, seed=seed)
+                plan.batch.quads += entities.entity_quads(iri, name, plan.activity)
+                plan.origins[iri.value] = where
+                plan.new_entities.append(iri.value)
+                out[key] = iri
+            plan.batch.quads += [ox.Quad(out[key], WB.namedIn, record_iri(r.id), ENTITIES_GRAPH) for r in naming[key]]
         return out
 
     def _add_record(
@@ -280,6 +312,8 @@ class RecordsPlanner:
         node = source_iri(src.id)
         plan.origins.setdefault(node.value, where)
         rows = self.store.select(PREFIXES + f"SELECT ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ {node} ?p ?o }} }}")
+        if rows and self.writer.restricted and not self._source_exists(src.id):
+            raise taken("source", src.id, where)
         if rows:
             have = {(r["p"].value, str(r["o"])) for r in rows}  # type: ignore[union-attr]
             want = {(q.predicate.value, str(q.object)) for q in quads if q.subject == node}
@@ -288,7 +322,8 @@ class RecordsPlanner:
         plan.batch.quads += quads
 
     def _source_exists(self, source_id: str) -> bool:
-        return self.store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {source_iri(source_id)} a wb:Source }} }}")
+        """Whether the writer may see a recorded source ``source_id``."""
+        return self.seen.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {source_iri(source_id)} a wb:Source }} }}")
 
     def _supersedes(self, rec: jsonl.RecordIn, plan: Plan, in_batch: set[str]) -> ox.NamedNode:
         old_id = rec.supersedes or ""
@@ -300,7 +335,7 @@ class RecordsPlanner:
         self._superseded.add(old)
         if old_id in in_batch:
             return old  # it lands already superseded: see plan()
-        rows = self.store.select(
+        rows = self.seen.select(
             PREFIXES + f"SELECT ?s WHERE {{ GRAPH {META_GRAPH} {{ {old} a wb:Assertion ; wb:status ?s }} }}"
         )
         if not rows:
@@ -328,10 +363,10 @@ class RecordsPlanner:
                 negation = "" if rest is None else f" (in {p!r}, a negative fact)"
                 raise Invalid(f"unknown relation {label!r}{negation}; known relations: {relations.labels()}")
             return ox.Triple(subject, predicate, self._object(o, i, where, bind)), rest is not None
-        except Invalid as exc:
+        except (Invalid, Forbidden) as exc:
             if exc.where:
                 raise
-            raise Invalid(f"triples[{i}]: {exc.message}", where=where) from None
+            raise type(exc)(f"triples[{i}]: {exc.message}", where=where) from None
 
     @staticmethod
     def _object(o: Any, i: int, where: str, bind: dict[str, ox.NamedNode]) -> ox.NamedNode | ox.Literal:

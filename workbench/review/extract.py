@@ -30,7 +30,8 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from workbench.errors import Invalid, ModelUnavailable, WorkbenchError
+from workbench import limits
+from workbench.errors import Invalid, ModelUnavailable, ParseError, WorkbenchError
 from workbench.model import RecordType
 from workbench.relations import Relations, negated
 from workbench.review import prompts, queue, rulebook
@@ -70,7 +71,10 @@ def _source(transcript: Transcript, turns: Sequence[Turn]) -> dict[str, Any]:
 def _parse(reply: Reply, prompt: prompts.PromptVersion) -> tuple[list[Any], list[Any]]:
     """The facts and rules of an answer, checked against the prompt's output schema."""
     try:
+        limits.check_json_text(reply.content, "the answer")
         data = json.loads(reply.content)
+    except ParseError as exc:
+        raise _Rejected(exc.message) from None
     except json.JSONDecodeError as exc:
         cut = "; the model stopped at its length limit" if reply.finish_reason == "length" else ""
         raise _Rejected(f"the answer is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}{cut})") from None

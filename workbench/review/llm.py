@@ -121,7 +121,7 @@ class OpenAIChat:
             )
         try:
             answer = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep
             said = _short(raw)
             raise ModelUnavailable(f"the model server's answer is not JSON: {said}", where=self.endpoint) from None
         try:

@@ -28,8 +28,9 @@ import pyoxigraph as ox
 
 from workbench import entities, jsonl
 from workbench.access.users import Role, require
+from workbench.access.writes import Writer, taken
 from workbench.acts import activity, agent_quads
-from workbench.errors import Conflict, Invalid, NotFound
+from workbench.errors import Conflict, Invalid, NotFound, WorkbenchError
 from workbench.ids import META_GRAPH, QUEUE_GRAPH, candidate_iri, id_from_iri, record_iri, summary_iri
 from workbench.imports.records import RecordsPlanner
 from workbench.names import name_key
@@ -140,11 +141,24 @@ def parse_file(path: Path) -> list[dict[str, Any]]:
     return parse(lines)
 
 
-def propose(store: Store, candidates: Sequence[dict[str, Any]], via: Proposal, *, actor: str, now: str) -> list[str]:
+def propose(
+    store: Store, candidates: Sequence[dict[str, Any]], via: Proposal, *, actor: str, now: str,
+    seen: Store | None = None,
+) -> list[str]:
     """Put checked candidate records in the queue, all or none. A candidate already queued with
-    the same content is left as it is; different content under a taken id is a Conflict.
-    Returns the ids newly queued."""
-    existing = {c.id: c for c in list_candidates(store, ids=[c["id"] for c in candidates])}
+    the same content is left as it is; different content under a taken id is a Conflict. A
+    summary must summarise records the proposer may see. What they name is looked up in
+    ``seen``, the store as the proposer may see it (default: all of it); an id a candidate they
+    may not see holds is taken, whatever the content. Returns the ids newly queued."""
+    seen = seen or store
+    ids = [c["id"] for c in candidates]
+    existing = {c.id: c for c in list_candidates(seen, ids=ids)}
+    if seen is not store:
+        for cid in sorted({c.id for c in list_candidates(store, ids=ids)} - set(existing)):
+            raise taken("candidate", cid, None)
+    for cand in candidates:
+        if summaries.is_summary(cand):
+            summaries.check_rests_on(seen, cand)
     agent = f"model:{via.model}" if via.kind == "extraction" and via.model else actor
     act, quads = activity("proposal", WB.Proposal, actor=agent, now=now, graph=QUEUE_GRAPH)
     quads += agent_quads(agent, QUEUE_GRAPH) + agent_quads(actor, QUEUE_GRAPH)
@@ -263,7 +277,7 @@ def checks(store: Store, candidate: Candidate) -> Checks:
     names = {n: bound.get(name_key(n), ()) for n in _names(rec)}
     problems: list[str] = []
     try:
-        _plan(store, rec, actor="check", now="2000-01-01T00:00:00Z")
+        _plan(store, store, rec, actor="check", now="2000-01-01T00:00:00Z", candidate=candidate.id)
     except Invalid as exc:
         problems.append(exc.message)
     dup_rows = store.select(
@@ -304,13 +318,23 @@ def _conflicts(store: Store, rec: Mapping[str, Any], names: Mapping[str, tuple[s
 # ---------------------------------------------------------------------- deciding
 
 
-def _plan(store: Store, record: Mapping[str, Any], *, actor: str, now: str) -> Any:
-    """The import plan of one record, through the same checks as ``workbench import``; its
-    provenance says it used the candidate, not the temporary file that carried it."""
+def _plan(store: Store, seen: Store, record: Mapping[str, Any], *, actor: str, now: str, candidate: str = "") -> Any:
+    """The import plan of one record, through the same checks as ``workbench import`` by a
+    writer who sees ``seen``; its provenance says it used the candidate, not the temporary file
+    that carried it."""
     with tempfile.TemporaryDirectory(prefix="workbench-candidate-") as tmp:
         path = Path(tmp) / "candidate.jsonl"
         path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
-        return RecordsPlanner(store, actor=actor, now=now).plan([path], used=[f"candidate {record.get('id')}"])
+        planner = RecordsPlanner(store, actor=actor, now=now, writer=Writer(store, seen))
+        try:
+            return planner.plan([path], used=[f"candidate {record.get('id')}"])
+        except WorkbenchError as exc:
+            if not exc.where or not exc.where.startswith(str(path)):
+                raise
+            # The temporary file means nothing to the curator: the candidate is named instead.
+            named = type(exc).__new__(type(exc))
+            WorkbenchError.__init__(named, exc.message, where=f"candidate {candidate}", **exc.data)
+            raise named from None
 
 
 def _pending(store: Store, ids: Sequence[str], doing: str) -> list[Candidate]:
@@ -348,17 +372,21 @@ def approve(
     now: str,
     edits: Mapping[str, Mapping[str, Any]] | None = None,
     create: Iterable[str] = (),
+    seen: Store | None = None,
 ) -> list[str]:
     """Approve candidates (optionally edited) as records, all or none. Returns the record ids.
+    What they name (candidates, records, names) is looked up in ``seen``, the store as the
+    curator may see it (default: all of it).
 
     Raises Forbidden without the curator role; NotFound/Conflict for a candidate that is not
     pending; Invalid when an edited record is malformed, the import's checks fail, or a name binds
     nothing and is not in ``create`` (bind it first with an alias, or create it explicitly).
     """
     require(store, actor, Role.CURATOR, "approve candidates")
+    seen = seen or store
     if not ids:
         raise Invalid("name at least one candidate to approve")
-    cands = _pending(store, ids, "approve")
+    cands = _pending(seen, ids, "approve")
     act, quads = activity("approval", WB.Approval, actor=actor, now=now, graph=QUEUE_GRAPH)
     quads += agent_quads(actor, QUEUE_GRAPH)
     removals: list[ox.Quad] = []
@@ -369,11 +397,11 @@ def approve(
         quads.append(ox.Quad(act, PROV.used, node, QUEUE_GRAPH))
         if summaries.is_summary(rec):
             rec = parse([(f"edit of {c.id}", rec)])[0] if edits and c.id in edits else rec
-            quads += summaries.plan_approval(store, rec, act, node)
+            quads += summaries.plan_approval(seen, rec, act, node)
             quads.append(ox.Quad(node, WB.approvedAs, summary_iri(rec["id"]), QUEUE_GRAPH))
         else:
-            rec = _as_record(store, c, rec, edited=bool(edits and c.id in edits), create=create, actor=actor)
-            plan = _plan(store, rec, actor=actor, now=now)
+            rec = _as_record(seen, c, rec, edited=bool(edits and c.id in edits), create=create, actor=actor)
+            plan = _plan(store, seen, rec, actor=actor, now=now, candidate=c.id)
             if plan.batch.files:
                 raise Invalid(f"candidate {c.id} cannot be approved as a file import")
             if not plan.records_added:
@@ -407,29 +435,33 @@ def _as_record(
     return rec
 
 
-def reject(store: Store, ids: Sequence[str], *, reason: str, actor: str, now: str) -> None:
+def reject(
+    store: Store, ids: Sequence[str], *, reason: str, actor: str, now: str, seen: Store | None = None
+) -> None:
     """Reject candidates with a reason, kept for the audit. Raises Forbidden, NotFound, Conflict,
-    Invalid (a blank reason)."""
+    Invalid (a blank reason). The candidates are looked up in ``seen`` (see :func:`approve`)."""
     require(store, actor, Role.CURATOR, "reject candidates")
     if not ids:
         raise Invalid("name at least one candidate to reject")
-    _pending(store, ids, "reject")
+    _pending(seen or store, ids, "reject")
     act, quads = activity("rejection", WB.Rejection, actor=actor, now=now, graph=QUEUE_GRAPH, reason=reason)
     quads += agent_quads(actor, QUEUE_GRAPH) + [ox.Quad(act, PROV.used, candidate_iri(i), QUEUE_GRAPH) for i in ids]
     _decide(store, ids, act, WB.Rejected, quads)
 
 
-def merge(store: Store, keep: str, others: Sequence[str], *, actor: str, now: str) -> None:
+def merge(store: Store, keep: str, others: Sequence[str], *, actor: str, now: str, seen: Store | None = None) -> None:
     """Fold duplicate candidates into ``keep`` (a candidate or a recorded record's id): they are
-    marked merged into it. Raises Forbidden, NotFound, Conflict, Invalid."""
+    marked merged into it. Raises Forbidden, NotFound, Conflict, Invalid. What it names is looked
+    up in ``seen`` (see :func:`approve`)."""
     require(store, actor, Role.CURATOR, "merge candidates")
+    seen = seen or store
     others = [o for o in others if o != keep]
     if not others:
         raise Invalid("name the candidates to merge into the one kept")
-    _pending(store, others, "merge")
+    _pending(seen, others, "merge")
     target = candidate_iri(keep)
-    if not list_candidates(store, ids=[keep]):
-        if not store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {record_iri(keep)} a wb:Assertion }} }}"):
+    if not list_candidates(seen, ids=[keep]):
+        if not seen.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {record_iri(keep)} a wb:Assertion }} }}"):
             raise NotFound(f"no candidate or record {keep!r} to merge into")
         target = record_iri(keep)
     act, quads = activity("merge", WB.CandidateMerge, actor=actor, now=now, graph=QUEUE_GRAPH,

@@ -1,7 +1,8 @@
 """Summaries of a defined set of records ("Project Atlas's active decisions"), proposed like any
 candidate and approved by a curator. A summary holds the ids and digests of exactly the records
 it summarises and is **fresh** only while every one of them is still active and unchanged: the
-moment one is superseded, retracted or erased it reads as **stale**, with the reason. Freshness
+moment one is superseded, retracted or erased it reads as **stale**, with the reason (an erased
+record keeps its link, not its digest: :func:`erase_quads`). Freshness
 is computed on every read, so there is no moment at which a stale summary passes for fresh. A
 summary is never evidence: answers read assertions only, and this graph is not one.
 
@@ -77,6 +78,17 @@ def _state(store: Store, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     return out
 
 
+def check_rests_on(store: Store, summary: Mapping[str, Any]) -> None:
+    """A summary proposed must summarise records that are recorded (in ``store``: the store as
+    the proposer may see it). Raises Invalid naming the first that is not."""
+    state = _state(store, list(summary["of"]))
+    for rid in summary["of"]:
+        status = state.get(rid, ("missing", ""))[0]
+        if status in ("missing", "erased"):
+            raise Invalid(f"summary {summary['id']}: 'of' names {rid!r}, which is not a recorded record",
+                          where=f"summary {summary['id']}")
+
+
 def plan_approval(
     store: Store, summary: Mapping[str, Any], act: ox.NamedNode, candidate: ox.NamedNode
 ) -> list[ox.Quad]:
@@ -102,14 +114,24 @@ def summaries(store: Store, *, of: str | None = None, include_stale: bool = Fals
     ``include_stale``; each says whether it is fresh and, if not, why."""
     pin = f"?s wb:summarizes {record_iri(of)} ." if of else ""
     rows = store.select(
-        PREFIXES + f"SELECT ?s ?text ?basis WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s a wb:Summary ; "
-        f"wb:basis ?basis . {pin} OPTIONAL {{ ?s wb:summaryText ?text }} }} }} ORDER BY ?s ?basis"
+        PREFIXES + f"""SELECT ?s ?text ?r ?basis WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s a wb:Summary . {pin}
+        {{ ?s wb:summarizes ?r }} UNION {{ ?s wb:basis ?basis }} OPTIONAL {{ ?s wb:summaryText ?text }} }} }}"""
     )
-    found: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+    # The records a summary rests on are its wb:summarizes links; each has a basis (ID@DIGEST)
+    # until the record is erased, which takes the digest with it (see erase_quads).
+    texts: dict[str, str] = {}
+    digests: dict[str, dict[str, str]] = {}
     for r in rows:
-        rid, _, digest = r["basis"].value.partition("@")  # type: ignore[union-attr]
-        text = r["text"].value if r["text"] is not None else ""  # erased with a record it rested on
-        found.setdefault(r["s"].value, (text, []))[1].append((rid, digest))  # type: ignore[union-attr]
+        s = r["s"].value  # type: ignore[union-attr]
+        texts.setdefault(s, "")
+        if r["text"] is not None:  # none: erased with a record it rested on
+            texts[s] = r["text"].value
+        if r["r"] is not None:
+            digests.setdefault(s, {}).setdefault(id_from_iri(r["r"]), "")  # type: ignore[arg-type]
+        if r["basis"] is not None:
+            rid, _, digest = r["basis"].value.rpartition("@")
+            digests.setdefault(s, {})[rid] = digest
+    found = {s: (texts[s], sorted(digests.get(s, {}).items(), key=lambda b: f"{b[0]}@{b[1]}")) for s in texts}
     state = _state(store, sorted({rid for _, basis in found.values() for rid, _ in basis})) if found else {}
     out = []
     for iri, (text, basis) in sorted(found.items()):
@@ -127,9 +149,16 @@ def summaries(store: Store, *, of: str | None = None, include_stale: bool = Fals
 
 
 def erase_quads(store: Store, record: ox.NamedNode) -> list[ox.Quad]:
-    """The text of every summary resting on an erased record, and of the candidate it was
+    """The text of every summary resting on an erased record, the record's basis in it (its
+    digest would let anyone confirm a guess of the erased content), and the candidate it was
     approved from: erased with it (the summary's links stay, content-free, so the audit can tell
-    it existed)."""
+    it existed, and it reads as stale: "ID is erased")."""
+    rid = id_from_iri(record)
+    bases = store.select(
+        PREFIXES + f"SELECT ?s ?b WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s wb:summarizes {record} ; wb:basis ?b }} }}"
+    )
+    doomed = {ox.Quad(r["s"], WB.basis, r["b"], SUMMARIES_GRAPH) for r in bases  # type: ignore[arg-type]
+              if r["b"] is not None and r["b"].value.rpartition("@")[0] == rid}
     rows = store.select(
         PREFIXES + f"""SELECT ?s ?t ?c ?p ?o WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s wb:summarizes {record} ;
         wb:summaryText ?t OPTIONAL {{ ?s wb:fromCandidate ?c }} }}
@@ -137,4 +166,4 @@ def erase_quads(store: Store, record: ox.NamedNode) -> list[ox.Quad]:
     )
     out = {ox.Quad(r["s"], WB.summaryText, r["t"], SUMMARIES_GRAPH) for r in rows}  # type: ignore[arg-type]
     out |= {ox.Quad(r["c"], r["p"], r["o"], QUEUE_GRAPH) for r in rows if r["p"] is not None}  # type: ignore[arg-type]
-    return sorted(out, key=str)
+    return sorted(out | doomed, key=str)

@@ -21,6 +21,7 @@ from rdflib.paths import InvPath, MulPath, Path, SequencePath
 
 from workbench.errors import Invalid, ParseError
 from workbench.rules.model import Closure, Filter, NotExists, Premise, Slot, Var
+from workbench.sparqlcheck import check_query, on_new_thread
 
 _UPDATE = re.compile(r"^\s*(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b", re.IGNORECASE)
 _PROLOGUE = re.compile(r"^\s*(PREFIX\s+\S*\s*<[^>]*>|BASE\s*<[^>]*>|#[^\n]*)", re.IGNORECASE)
@@ -92,8 +93,13 @@ def parse_construct(text: str, where: str) -> tuple[list[Premise], Body]:
 
     if _UPDATE.match(strip_prologue(text)):
         raise Invalid("uses SPARQL Update: a rule only draws conclusions, it never changes the store", where=where)
+    try:  # bounded before rdflib (or, later, the store's engine) reads it: size, nesting, SERVICE
+        check_query(text)
+    except Invalid as exc:
+        raise Invalid(exc.message, where=where) from None
     try:
-        tree = parser.parseQuery(text)
+        # On a thread of its own, so that the caller's stack depth does not count against rdflib's.
+        tree = on_new_thread(lambda: parser.parseQuery(text))
         if _constant_filter(tree):
             raise Invalid(
                 "a FILTER on a constant (such as FILTER(false)) decides nothing about the facts; "
@@ -103,6 +109,9 @@ def parse_construct(text: str, where: str) -> tuple[list[Premise], Body]:
         query = algebra.translateQuery(tree)
     except Invalid:
         raise
+    except RecursionError:
+        raise Invalid("sh:construct nests brackets too deeply for rdflib's SPARQL parser (it reads about 20 levels of "
+                      "parentheses); write the rule flatter", where=where) from None
     except Exception as exc:  # pyparsing's ParseException, or rdflib's own errors on bad prefixes
         line, col = getattr(exc, "lineno", None), getattr(exc, "col", None)
         at = f"line {line}, column {col}: " if line else ""

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from workbench import limits
 from workbench.errors import Invalid, ParseError
 from workbench.rules.compile import Body, _Fresh, parse_construct, path_premises
 from workbench.rules.model import THIS, Closure, Premise, Rule, RuleSet, TestCase, Var
+from workbench.sparqlcheck import MAX_DEPTH
 from workbench.vocab import DCTERMS, RDF, RDFS, SH, WB
 
 _STATUS = {WB.Active.value: "active", WB.Draft.value: "draft", WB.Retired.value: "retired"}
@@ -63,9 +65,12 @@ def load_rules(paths: Iterable[Path], *, relations: frozenset[str] = frozenset()
 def load_file(path: Path, *, relations: frozenset[str] = frozenset()) -> list[Rule]:
     where = str(path)
     try:
+        limits.check_lines(path)
         triples = [q.triple for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)]
     except SyntaxError as exc:
         raise ParseError(f"Turtle syntax error: {exc}", where=where) from None
+    except MemoryError:  # a token past pyoxigraph's buffer
+        raise limits.parser_buffer_error(ox.RdfFormat.TURTLE, where) from None
     except OSError as exc:
         raise Invalid(f"cannot read the rule file: {exc}", where=where) from None
     g = _Graph(triples)
@@ -226,16 +231,20 @@ def _triple_rule(
     return [Premise(s, p, o)], body, f"{s} {p} {o} ← " + " . ".join(str(x) for x in body.premises)
 
 
-def _path(g: _Graph, node: object, where: str, used: set[object]) -> object:
-    """A SHACL path as rdflib path objects, so SPARQL and SHACL rules share one compiler."""
+def _path(g: _Graph, node: object, where: str, used: set[object], depth: int = 0) -> object:
+    """A SHACL path as rdflib path objects, so SPARQL and SHACL rules share one compiler.
+    Nested at most MAX_DEPTH deep (a path that contains itself is nested without end)."""
     from rdflib import URIRef
     from rdflib.paths import InvPath, MulPath, SequencePath
 
+    if depth > MAX_DEPTH:
+        raise Invalid(f"a SHACL path nested more than {MAX_DEPTH} deep (the limit), or one that contains itself",
+                      where=where)
     used.add(node)
     if isinstance(node, ox.NamedNode):
         return URIRef(node.value)
     if g.objects(node, RDF.first):
-        return SequencePath(*[_path(g, x, where, used) for x in g.items(node)])  # type: ignore[arg-type]
+        return SequencePath(*[_path(g, x, where, used, depth + 1) for x in g.items(node)])  # type: ignore[arg-type]
     for prop, make in (
         (SH.inversePath, InvPath),
         (SH.zeroOrMorePath, lambda p: MulPath(p, "*")),
@@ -243,7 +252,7 @@ def _path(g: _Graph, node: object, where: str, used: set[object]) -> object:
     ):
         inner = g.objects(node, prop)
         if inner:
-            return make(_path(g, inner[0], where, used))  # type: ignore[arg-type]
+            return make(_path(g, inner[0], where, used, depth + 1))  # type: ignore[arg-type]
     raise Invalid(
         "this SHACL path is not supported (use IRIs, lists, sh:inversePath, sh:zeroOrMorePath, sh:oneOrMorePath)",
         where=where,

@@ -24,9 +24,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from workbench import limits
 from workbench.access import users
 from workbench.access.users import Role, User
-from workbench.errors import Invalid, NotFound, ParseError
+from workbench.errors import Invalid, ParseError
 from workbench.model import Status
 from workbench.server import calls
 from workbench.server.access import REALM, authenticate
@@ -35,7 +36,7 @@ from workbench.server.routes import ROUTES, TABLE, ApiRoute, openapi, validate
 from workbench.server.sparql import read_body
 from workbench.service import Workbench
 
-KINDS = {401: "Unauthorized", 413: "TooLarge"}
+KINDS = {401: "Unauthorized", 413: "TooLarge", 415: "UnsupportedMediaType"}
 BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}  # in query strings
 Call = Callable[[Workbench, dict[str, Any]], Any]
 
@@ -121,27 +122,6 @@ CALLS: dict[str, Call] = {
     "export_rules": calls.export_rules,
     "eval": calls.evaluate,
 }
-# The fields of write routes that name something: a user who may not see it is told it does not
-# exist, exactly as for a missing one (NotFound from the same lookup on their view).
-NAMES: dict[str, dict[str, str]] = {
-    "approve": {"ids": "candidate"}, "reject": {"ids": "candidate"},
-    "merge_candidates": {"keep": "candidate or record", "others": "candidate"},
-    "supersede": {"id": "record", "by": "record"}, "retract": {"id": "record"}, "erase": {"id": "record"},
-    "merge": {"keep": "entity", "other": "entity"}, "add_alias": {"entity": "entity"}, "split": {"entity": "entity"},
-}
-
-
-def _candidate_or_record(wb: Workbench, ref: str) -> None:
-    try:
-        wb.candidate(ref)
-    except NotFound:
-        wb.record(ref)
-
-
-LOOKUPS: dict[str, Callable[[Workbench, str], Any]] = {
-    "candidate": lambda wb, ref: wb.candidate(ref), "record": lambda wb, ref: wb.record(ref),
-    "entity": lambda wb, ref: wb.entity(ref), "candidate or record": _candidate_or_record,
-}
 assert set(CALLS) == set(ROUTES), "every route in the table has a call, and no call is without a route"
 # The roles the API checks itself, for calls whose service method checks none (the table says which).
 CALLS = {name: calls.guarded(ROUTES[name], call) for name, call in CALLS.items()}
@@ -193,15 +173,10 @@ class Api:
             seen = self.wb.seen_by(name)
             if not route.writes:
                 return CALLS[route.name](seen, args)
-            # A write acts on the store itself, as the token's user; what it names must be
-            # something they may see, or it is as unknown to them as a missing id.
+            # A write acts on the store itself, as the token's user; the service looks up what
+            # it names as they may see it (access.writes), so a hidden id is a missing one.
             if route.role is not None:  # a missing role is said first: 403 before any lookup
                 users.require(self.wb.store, name or self.wb.user, Role(route.role), route.act or route.name)
-            if seen.store is not self.wb.store:
-                for fieldname, kind in NAMES.get(route.name, {}).items():
-                    given = args.get(fieldname)
-                    for value in given if isinstance(given, list) else [given] if given else []:
-                        LOOKUPS[kind](seen, value)
             return CALLS[route.name](self.wb.acting_as(name), args)
 
     def _query(self, route: ApiRoute, request: Request) -> dict[str, Any]:
@@ -212,8 +187,9 @@ class Api:
             if f is not None and "integer" in f.types and "string" not in f.types:
                 try:
                     given[key] = int(value)
-                except ValueError:
-                    raise Invalid(f"must be an integer, not {value!r}", where=key) from None
+                except ValueError:  # also past 4,300 digits, which Python will not read
+                    shown = value if len(value) <= 40 else value[:40] + "..."
+                    raise Invalid(f"must be an integer, not {shown!r}", where=key) from None
             elif f is not None and f.types == ("boolean",):
                 if value.lower() not in BOOLEANS:
                     raise Invalid(f"must be true or false, not {value!r}", where=key)
@@ -223,12 +199,25 @@ class Api:
         return given
 
     async def _body(self, request: Request) -> dict[str, Any]:
+        """The JSON object a POST sends: 415 unless it says Content-Type: application/json; 400
+        unless it is UTF-8 nested at most ``limits.MAX_JSON_DEPTH`` deep (:func:`validate` then
+        names a field whose strings are not Unicode text)."""
         raw = await read_body(request, self.max_body)
         if not raw.strip():
             return {}
+        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media != "application/json":
+            said = f"Content-Type: {media[:80]}" if media else "no Content-Type"
+            raise ProtocolError(415, f"the request body must be JSON, sent with Content-Type: application/json; "
+                                     f"this one came with {said}", headers={"Accept-Post": "application/json"})
         try:
-            body = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"the request body is not UTF-8 text (byte {exc.start})", where="body") from None
+        limits.check_json_text(text, "body")
+        try:
+            body = json.loads(text)
+        except ValueError as exc:
             raise ParseError(f"the request body is not JSON: {exc}", where="body") from None
         if not isinstance(body, dict):
             raise Invalid("the request body must be a JSON object", where="body")

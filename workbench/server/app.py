@@ -30,14 +30,16 @@ KINDS = {400: "Invalid", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
 
 
 def create_app(
-    wb: Workbench, *, max_body: int = 1_000_000, query_timeout: float = 30.0, result_limit: int = 100_000
+    wb: Workbench, *, max_body: int = 1_000_000, query_timeout: float = 30.0, result_limit: int = 100_000,
+    query_workers: int | None = None,
 ) -> Starlette:
     """The HTTP application over ``wb``: the SPARQL 1.1 Protocol at ``/sparql`` (a query editor
     for a browser), the JSON API under ``/api/`` (:mod:`workbench.server.api`, its schema at
     ``/api/openapi.json``).
 
     ``max_body`` bounds a request body (bytes, else 413), ``query_timeout`` a query's run
-    (seconds, else 503), ``result_limit`` an answer's rows or triples (else 413).
+    (seconds, else 503), ``result_limit`` an answer's rows or triples (else 413);
+    ``query_workers`` is how many processes run SPARQL on readers' views (None: the default).
 
     >>> import tempfile, pathlib
     >>> from starlette.testclient import TestClient
@@ -48,7 +50,8 @@ def create_app(
     >>> wb.close()
     """
     api = Api(wb, max_body)
-    endpoint = Endpoint(wb, max_body, result_limit, QueryRunner(timeout=query_timeout), lock=api.lock)  # one writer
+    runner = QueryRunner(timeout=query_timeout, workers=query_workers)
+    endpoint = Endpoint(wb, max_body, result_limit, runner, lock=api.lock)  # one writer
 
     async def index(request: Request) -> Response:
         return JSONResponse({"service": "workbench", "sparql": str(request.url_for("sparql")),

@@ -5,26 +5,16 @@ POST ``application/sparql-query``) and names the dataset with ``default-graph-ur
 ``named-graph-uri``; an update comes by POST only (form-encoded ``update=``, or
 ``application/sparql-update``) and :mod:`workbench.server.updates` decides what it may do.
 Everything else is refused here with the status the W3C tests expect, before the store is
-touched: updates by GET, SERVICE (it never calls out), several queries or updates in one
-request, bodies that are not UTF-8, unknown media types.
+touched: updates by GET, several queries or updates in one request, bodies that are not UTF-8,
+unknown media types. What a query itself may be (no SERVICE, bounded size and nesting) is the
+service's check, :func:`workbench.sparqlcheck.check_query`, which every query goes through.
 
->>> query_form("PREFIX ex: <http://ex/#> # a comment\\n SELECT * { ?s ?p ?o }")
-'SELECT'
->>> calls_out("SELECT * { SERVICE <http://elsewhere/sparql> { ?s ?p ?o } }")
-True
->>> calls_out('SELECT * { ?s ex:SERVICE "SERVICE <x>" }')
-False
->>> calls_out("SELECT * { ?s ?p ex:a\\\\# . SERVICE <http://elsewhere/> { ?s ?p ?o } }")  # an escape, not a comment
-True
->>> calls_out("SELECT * { ?s ?p <urn:\\\\u0061#> . SERVICE <http://elsewhere/> { ?s ?p ?o } }")  # not a comment
-True
->>> calls_out("SELECT * { ?s ?p ?o # a comment ends at CR too\\r SERVICE <http://elsewhere/> { ?s ?p ?o } }")
-True
+>>> read_request("GET", b"query=ASK%20%7B%7D", None, b"")
+QueryRequest(query='ASK {}', default_graphs=None, named_graphs=None)
 """
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 from dataclasses import dataclass, field
 
@@ -171,62 +161,3 @@ def _update(
     if params.get("default-graph-uri") or params.get("named-graph-uri"):
         raise ProtocolError(400, "default-graph-uri and named-graph-uri go with a query, not an update")
     return UpdateRequest(updates[0])
-
-
-# ---------------------------------------------------------------------- looking at the query text
-
-_TOKENS = re.compile(
-    r'"""(?:[^"\\]|\\.|"(?!""))*"""'
-    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
-    r'|"(?:[^"\\\n]|\\.)*"'
-    r"|'(?:[^'\\\n]|\\.)*'"
-    r'|<(?:[^<>"{}|^`\\\s]|\\.)*>'  # an IRI, escapes (\u0023) included
-    r"|\\."  # an escape in a prefixed name (ex:a\#b): not a comment's start, nor a string's
-    r"|#[^\r\n]*",  # a comment ends at CR or LF
-    re.DOTALL,
-)
-_PROLOGUE = re.compile(r"\s*(?:(?:PREFIX\s*[^\s:]*:\s*<>|BASE\s*<>)\s*)*", re.IGNORECASE)
-_FORM = re.compile(
-    r"(SELECT|ASK|CONSTRUCT|DESCRIBE|INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b", re.IGNORECASE
-)
-_SERVICE = re.compile(r"(?<![\w:?$.\-])SERVICE\b(?![:\-])", re.IGNORECASE)
-UPDATES = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "WITH"})
-
-
-def masked(query: str, *, same_length: bool = False) -> str:
-    """The query with strings, IRIs, comments and escapes blanked, so that keywords, braces and
-    semicolons inside them do not count. With ``same_length``, every position keeps its place
-    (strings and IRIs keep their delimiters, filled with ``_``).
-
-    >>> masked('INSERT DATA { <urn:a;b> <urn:p> "}" } # ;', same_length=True)
-    'INSERT DATA { <_______> <_____> "_" }    '
-    """
-
-    def blank(m: re.Match[str]) -> str:
-        token = m.group(0)
-        if token.startswith("\\"):
-            return "__" if same_length else "_"
-        if token.startswith("#"):
-            return " " * len(token) if same_length else " "
-        if same_length:
-            return token[0] + "_" * (len(token) - 2) + token[-1]
-        return "<>" if token.startswith("<") else '""'
-
-    return _TOKENS.sub(blank, query)
-
-
-
-def query_form(query: str) -> str | None:
-    """SELECT, ASK, CONSTRUCT, DESCRIBE, or an update keyword; None if the text does not say
-    (the parser then gives its own message)."""
-    text = masked(query)
-    prologue = _PROLOGUE.match(text)
-    rest = text[prologue.end() if prologue else 0 :]
-    found = _FORM.match(rest)
-    return found.group(1).upper() if found else None
-
-
-def calls_out(query: str) -> bool:
-    """Whether the query uses SERVICE. The endpoint refuses it outright: it never makes requests
-    on a client's behalf (and federated results would bypass visibility)."""
-    return _SERVICE.search(masked(query)) is not None

@@ -40,6 +40,8 @@ ERRORS = {
     "409": "The store is not in the state the act needs (already decided, a name taken, an ambiguous name).",
     "413": "The request body is over the server's --max-body.",
 }
+# Beside those, on routes that take a JSON body.
+BODY_ERRORS = {"415": "The request body is not sent as Content-Type: application/json."}
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,9 @@ def _operation(r: ApiRoute) -> dict[str, Any]:
     if params:
         op["parameters"] = params
     body = [f for f in r.fields if f.where == "body"]
+    if r.method == "POST":
+        op["responses"].update({code: {"description": text, "content": _ERROR_REF}
+                                for code, text in BODY_ERRORS.items()})
     if body:
         op["requestBody"] = {"required": True, "content": {"application/json": {"schema": {
             "type": "object", "additionalProperties": False,

@@ -4,7 +4,9 @@ One request: check the method, find out who asks (:mod:`workbench.server.access`
 Protocol request (:mod:`workbench.server.protocol`), pick the serialisation
 (:mod:`workbench.server.negotiation`), then one :meth:`Workbench.sparql` call in a worker thread
 with a deadline (:mod:`workbench.server.runner`) over what the requester may see
-(:meth:`Workbench.seen_by`). An update (POST only) goes to :mod:`workbench.server.updates`: a
+(:meth:`Workbench.seen_by`): the service checks the query (:mod:`workbench.sparqlcheck`), and
+the runner evaluates it in a worker process it kills at the deadline when the requester reads a
+view on disk. An update (POST only) goes to :mod:`workbench.server.updates`: a
 curator's or admin's ``INSERT DATA`` into record graphs lands as an import, under the lock every
 write over HTTP holds; everything else is refused.
 Errors are text/plain with the status the W3C Protocol tests expect.
@@ -30,17 +32,10 @@ from workbench.errors import ParseError, Unsupported, WorkbenchError
 from workbench.server import negotiation, updates
 from workbench.server.access import authenticate
 from workbench.server.description import service_description
-from workbench.server.protocol import (
-    UPDATES,
-    ProtocolError,
-    QueryRequest,
-    UpdateRequest,
-    calls_out,
-    query_form,
-    read_request,
-)
+from workbench.server.protocol import ProtocolError, QueryRequest, UpdateRequest, read_request
 from workbench.server.runner import QueryRunner
 from workbench.service import GRAPH_FORMATS, RESULT_FORMATS, Workbench
+from workbench.sparqlcheck import UPDATE_FORMS, query_form
 
 log = logging.getLogger(__name__)
 ALLOWED = "GET, HEAD, POST"
@@ -133,12 +128,10 @@ class Endpoint:
         return Response(json.dumps(done) + "\n", media_type="application/json")
 
     async def _query(self, asked: QueryRequest, accept: str | None, user: User | None, base: str) -> Response:
-        form = query_form(asked.query)
-        if form in UPDATES:
+        form = query_form(asked.query)  # only picks the answer's format: the parser has the last word
+        if form in UPDATE_FORMS:
             raise ProtocolError(400, "a SPARQL Update sent as a query: send it by POST as update=..., or as "
                                      "a body of type application/sparql-update")
-        if calls_out(asked.query):
-            raise ProtocolError(400, "SERVICE is refused: this endpoint never sends requests to other services")
         family = negotiation.GRAPHS if form in ("CONSTRUCT", "DESCRIBE") else negotiation.RESULTS
         fmt = negotiation.choose(accept, family)
         if fmt is None:
@@ -153,8 +146,11 @@ class Endpoint:
 
         def run() -> tuple[bytes, bool]:
             # Over the view of what the reader may see, so FROM, GRAPH ?g and the dataset
-            # parameters cannot reach past it (workbench.access.views).
-            data = self.wb.seen_by(reader).sparql(text, format=fmt.name, default_graph=default, named_graphs=named)
+            # parameters cannot reach past it (workbench.access.views). The service checks the
+            # query (no SERVICE, bounded size and nesting: workbench.sparqlcheck); the runner
+            # evaluates it in a worker process it stops at the deadline, where it can.
+            data = self.wb.seen_by(reader).sparql(text, format=fmt.name, default_graph=default, named_graphs=named,
+                                                  evaluate=self.runner.evaluate)
             return data, _more_than(data, fmt.name, family is negotiation.GRAPHS, self.result_limit)
 
         try:

@@ -6,12 +6,15 @@ backend: the remote one parses its server's answers into the same types.
 
 Writes come in two sizes. :meth:`Store.update` runs one SPARQL Update atomically.
 :meth:`Store.write` lands a :class:`Batch` (an import) entirely or not at all, even if the process
-is killed in the middle; how is each backend's business.
+is killed in the middle; how is each backend's business. What a write removes is gone from the
+store's answers at once, but may stay readable in its files until :meth:`Store.purge` rewrites
+them (an erasure's last step; see docs/decisions/20261201-erasure-reaches-the-disk.md).
 """
 
 from __future__ import annotations
 
 import abc
+import contextlib
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +46,9 @@ class Capabilities:
     crash_safe_imports: bool
     bulk_load: bool
     staged_writes: bool  # can write an import's content before its check passes, and undo it
+    # purge() rewrites the store's own files, so that what was removed cannot be read back from the
+    # disk; without it purge() does nothing (a SPARQL server's files are its operator's business)
+    erases_from_disk: bool = False
 
 
 @dataclass(frozen=True)
@@ -191,6 +197,32 @@ class Store(abc.ABC):
             ops.append(f"INSERT DATA {{ {data_block(insert)} }}")
         if ops:
             self.update(" ;\n".join(ops))
+
+    def purge(self) -> None:  # noqa: B027  (most backends cannot; see Capabilities.erases_from_disk)
+        """Rewrite the store's files so that nothing removed from it can be read back from the
+        disk: the last step of an erasure. A backend with ``capabilities.erases_from_disk`` does
+        (the embedded one); the others do nothing: a store in memory has no files, and a SPARQL
+        server's files are its operator's to compact (docs/decisions/20261201-erasure-reaches-the-disk.md).
+
+        >>> from workbench.store import MemoryStore
+        >>> MemoryStore().purge()
+        """
+
+    @contextlib.contextmanager
+    def purging(self) -> Iterator[None]:
+        """Removals made in the block reach the disk when it ends (:meth:`purge`), even when it
+        raises after writing; a block that wrote nothing purges nothing.
+
+        >>> from workbench.store import MemoryStore
+        >>> with MemoryStore().purging():
+        ...     pass
+        """
+        start = self.generation
+        try:
+            yield
+        finally:
+            if self.generation != start:
+                self.purge()
 
     @property
     def files_dir(self) -> Path:

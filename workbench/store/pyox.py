@@ -10,21 +10,40 @@ False
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO
 
 import pyoxigraph as ox
 
 from workbench.errors import Invalid, ParseError
-from workbench.store.base import Batch, Capabilities, Check, Graphs, Progress, Store, data_block
+from workbench.store.base import Batch, Capabilities, Check, Graphs, Progress, Row, Store, data_block
 
 
 class PyoxStore(Store):
-    """Reads and small writes over a pyoxigraph ``Store`` held in ``self._db``."""
+    """Reads and small writes over a pyoxigraph ``Store`` held in ``self._db``.
+
+    Every read runs inside :meth:`_reading`, from the query to its last row (pyoxigraph's
+    results are lazy): a backend that replaces ``self._db`` (the embedded store's
+    :meth:`~workbench.store.EmbeddedStore.purge`) waits there for reads to finish.
+    """
 
     _db: ox.Store
+
+    def _reading(self) -> AbstractContextManager[None]:
+        """Held while a read uses ``self._db``; here nothing replaces it."""
+        return contextlib.nullcontext()
+
+    def select(self, query: str) -> list[Row]:
+        with self._reading():
+            return super().select(query)
+
+    def ask(self, query: str) -> bool:
+        with self._reading():
+            return super().ask(query)
 
     def _answer(
         self, query: str, default_graph: Graphs = None, named_graphs: Graphs = None
@@ -43,10 +62,11 @@ class PyoxStore(Store):
             raise ParseError(f"SPARQL syntax error: {exc}") from exc
 
     def construct(self, query: str) -> list[ox.Triple]:
-        result = self._answer(query)
-        if not isinstance(result, ox.QueryTriples):
-            raise Invalid("expected a CONSTRUCT or DESCRIBE query")
-        return list(result)
+        with self._reading():
+            result = self._answer(query)
+            if not isinstance(result, ox.QueryTriples):
+                raise Invalid("expected a CONSTRUCT or DESCRIBE query")
+            return list(result)
 
     def query_raw(
         self,
@@ -57,21 +77,25 @@ class PyoxStore(Store):
         default_graph: Graphs = None,
         named_graphs: Graphs = None,
     ) -> bytes:
-        result = self._answer(query, default_graph, named_graphs)
-        if isinstance(result, ox.QueryTriples):
-            return result.serialize(format=graph) or b""
-        return result.serialize(format=results) or b""
+        with self._reading():
+            result = self._answer(query, default_graph, named_graphs)
+            if isinstance(result, ox.QueryTriples):
+                return result.serialize(format=graph) or b""
+            return result.serialize(format=results) or b""
 
     def has_graph(self, graph: ox.NamedNode) -> bool:
-        return next(iter(self._db.quads_for_pattern(None, None, None, graph)), None) is not None
+        with self._reading():
+            return next(iter(self._db.quads_for_pattern(None, None, None, graph)), None) is not None
 
     def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
-        for quad in self._db.quads_for_pattern(None, None, None, graph):
-            if not isinstance(quad.graph_name, ox.DefaultGraph):
-                yield quad
+        with self._reading():
+            for quad in self._db.quads_for_pattern(None, None, None, graph):
+                if not isinstance(quad.graph_name, ox.DefaultGraph):
+                    yield quad
 
     def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
-        self._db.dump(out, format=format)
+        with self._reading():
+            self._db.dump(out, format=format)
 
     def update(self, update: str) -> None:
         try:
@@ -88,7 +112,8 @@ class PyoxStore(Store):
         self._db.update(f"DELETE DATA {{ {data_block(quads)} }}")
 
     def graph_names(self) -> frozenset[ox.NamedNode]:
-        return frozenset(g for g in self._db.named_graphs() if isinstance(g, ox.NamedNode))
+        with self._reading():
+            return frozenset(g for g in self._db.named_graphs() if isinstance(g, ox.NamedNode))
 
 
 class MemoryStore(PyoxStore):

@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from workbench import limits
 from workbench.errors import Invalid
 
 TYPES = ("observation", "decision", "preference", "constraint", "event", "state", "common_sense")
@@ -49,6 +50,7 @@ def split(record: Mapping[str, Any]) -> tuple[dict[str, str], str]:
 def join(fields: Mapping[str, str], rest: str) -> dict[str, Any]:
     """The record the form says. Raises Invalid for other fields that are not a JSON object,
     naming the line and column."""
+    limits.check_json_text(rest, "other fields (JSON)")
     try:
         others = json.loads(rest) if rest.strip() else {}
     except json.JSONDecodeError as exc:
