@@ -28,8 +28,8 @@ from tests.test_server import Server
 from workbench.client import Client
 from workbench.errors import Forbidden, Invalid, NotFound, ParseError
 from workbench.guess import evaluate as ev
-from workbench.layout import RULES_DIR
 from workbench.model import Record, Tombstone
+from workbench.resources import RULES_DIR
 from workbench.server.routes import TABLE
 from workbench.service import Workbench
 

@@ -12,7 +12,7 @@ from workbench import vocab, vocabgen
 
 PACKAGE = Path(__file__).resolve().parent.parent / "workbench"
 # Thin layers over the service; everything else is core.
-EDGES = {"cli", "bench", "server", "ui"}
+EDGES = {"cli", "server", "ui"}
 FORBIDDEN = {"click", "typer", "starlette", "fastapi", "uvicorn", "streamlit", "tqdm", "httpx", "requests"}
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from workbench import synth
-from workbench.bench.ask_peers import measure
-from workbench.bench.limits import run_limited
+from benchmarks import synth
+from benchmarks.ask_peers import measure
+from benchmarks.limits import run_limited
 from workbench.cli import main
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from workbench import synth
-from workbench.bench.ask import TIERS, floor_query, pick_questions
+from benchmarks import synth
+from benchmarks.ask import TIERS, floor_query, pick_questions
 from workbench.cli import main
 
 NUMBER = r"\d[\d,]*(?:\.\d+)?"

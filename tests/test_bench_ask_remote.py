@@ -11,7 +11,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from workbench.bench.ask import TIERS
+from benchmarks.ask import TIERS
 from workbench.cli import main
 
 NUMBER = r"\d[\d,]*(?:\.\d+)?"

@@ -13,9 +13,8 @@ import pyoxigraph as ox
 import pytest
 from click.testing import CliRunner
 
-from workbench import synth
-from workbench.bench import audit
-from workbench.bench.ask_results import RELATION_NAMES
+from benchmarks import audit, synth
+from benchmarks.ask_results import RELATION_NAMES
 from workbench.cli import main as cli
 from workbench.service import Workbench
 

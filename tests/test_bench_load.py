@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from workbench.bench.load import count_assertions, parse_size, write_markdown
+from benchmarks.load import count_assertions, parse_size, write_markdown
 from workbench.cli import main
 
 NUMBER = r"\d[\d,]*(?:\.\d+)?"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from workbench.bench.recall import SWEEPS, Dataset, chart, measure, parse_count, render, sentences
+from benchmarks.recall import SWEEPS, Dataset, chart, measure, parse_count, render, sentences
 from workbench.cli import main
 from workbench.guess.encoders import HashingEncoder
 

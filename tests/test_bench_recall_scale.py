@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from workbench.bench.recall_scale import (
+from benchmarks.recall_scale import (
     KINDS,
     build_basis,
     fit_linear,

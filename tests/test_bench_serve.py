@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from workbench.bench.serve_report import SERVERS
+from benchmarks.serve_report import SERVERS
 from workbench.cli import main
 
 NUMBER = r"\d[\d,]*(?:\.\d+)?"

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import synth
 from tests.conftest import FIXED_NOW, dump
-from workbench import synth
 from workbench.service import Workbench
 
 # 300 worlds: ~212k relations, ~350k quads, 40 MB. Measured here: the journal appears ~1.3 s

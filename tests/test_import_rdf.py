@@ -56,7 +56,7 @@ def test_visibility_of_rdf_data(wb: Workbench, tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def big_worlds(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A file large enough to be planned beside the write (landing.STAGE_BYTES)."""
-    from workbench import synth
+    from benchmarks import synth
     from workbench.imports.landing import STAGE_BYTES
 
     path = tmp_path_factory.mktemp("big") / "worlds.nq"

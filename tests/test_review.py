@@ -292,7 +292,7 @@ def test_model_output_never_reaches_the_facts_without_a_person(tmp_path_factory:
 def test_cli_review_flow(tmp_path: Path) -> None:
     store = str(tmp_path / "m")
     run = CliRunner().invoke
-    assert run(main, ["--store", store, "init", "--sample"]).exit_code == 0
+    assert run(main, ["--store", store, "init", "--sample", "--no-proposals"]).exit_code == 0
     out = run(main, ["--store", store, "--as", "root", "users", "add", "root", "--role", "admin"])
     assert out.exit_code == 0 and "wb_" in out.output
     assert run(main, ["--store", store, "--as", "root", "users", "add", "cora", "--role", "curator"]).exit_code == 0

@@ -1,4 +1,4 @@
-"""Tests for workbench.synth: determinism, shape, size, names and held-out facts."""
+"""Tests for benchmarks.synth: determinism, shape, size, names and held-out facts."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench import synth
-from workbench.synth import World, generate, write
+from benchmarks import synth
+from benchmarks.synth import World, generate, write
 
 # A world's relations are its drawn budget, so per world the tolerance is the budget
 # range around the essay's 705 relations per world.

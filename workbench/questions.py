@@ -17,8 +17,8 @@ from workbench import records
 from workbench.answer.model import Answer, Tier
 from workbench.answer.period import period
 from workbench.errors import Invalid
-from workbench.layout import declared_relations
 from workbench.relations import Relations
+from workbench.resources import declared_relations
 from workbench.rules.model import RuleSet
 from workbench.store import Store
 

@@ -37,10 +37,10 @@ from workbench.imports.common import ProgressFactory, write_batch
 from workbench.imports.landing import import_rdf
 from workbench.imports.rdf import RdfOptions
 from workbench.imports.records import RecordsPlanner
-from workbench.layout import DATA_DIR, RULES_DIR, ontology_triples
 from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Status, Tombstone
 from workbench.questions import Questions
 from workbench.relations import Relations
+from workbench.resources import DATA_DIR, RULES_DIR, ontology_triples
 from workbench.reviewing import Reviewing
 from workbench.rulereview import RuleReview
 from workbench.rules.model import RuleSet
@@ -230,18 +230,21 @@ class Workbench(Questions, Guesses, Reviewing, RuleReview):
 
     # ------------------------------------------------------------------ setting up
 
-    def init(self, *, sample: bool = False, progress: ProgressFactory | None = None) -> list[ImportReport]:
-        """Load the ontology (idempotent); with ``sample``, also the sample data in data/."""
+    def init(
+        self, *, sample: bool = False, proposals: bool = False, progress: ProgressFactory | None = None
+    ) -> list[ImportReport]:
+        """Load the ontology (idempotent); with ``sample``, also the sample data in data/ (and its proposals)."""
         self._relation_labels = None
         quads = [ox.Quad(t.subject, t.predicate, t.object, ONTOLOGY_GRAPH) for t in ontology_triples()]
         self.store.write(Batch(quads=quads))
-        return self.load_sample(progress=progress) if sample else []
+        return self.load_sample(proposals=proposals, progress=progress) if sample else []
 
-    def load_sample(self, *, progress: ProgressFactory | None = None) -> list[ImportReport]:
-        """The sample data: admitted common sense, memories, and the aliases the user registered."""
+    def load_sample(self, *, proposals: bool = False, progress: ProgressFactory | None = None) -> list[ImportReport]:
+        """The sample data: admitted common sense, memories, and the aliases the user registered; with
+        ``proposals``, also facts and a rule version proposed for review (:mod:`workbench.sample`)."""
         from workbench import sample
 
-        return sample.load(self, DATA_DIR, progress=progress)
+        return sample.load(self, DATA_DIR, progress=progress, proposals=proposals)
 
     # ------------------------------------------------------------------ import / export
 

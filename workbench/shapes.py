@@ -11,15 +11,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyoxigraph as ox
 import rdflib
 from pyshacl import validate as shacl_validate
 
 from workbench import shacl_core
+from workbench.resources import SHAPES_DIR
 
-SHAPES_DIR = Path(__file__).resolve().parent.parent / "shapes"
 SH = rdflib.Namespace("http://www.w3.org/ns/shacl#")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 WB = "https://w3id.org/workbench/ns#"
-ONTOLOGY_DIR = Path(__file__).resolve().parent.parent / "ontology"
+ONTOLOGY_DIR = Path(__file__).resolve().parent / "resources" / "ontology"  # not via resources: it imports vocab
 TARGET = Path(__file__).resolve().parent / "vocab.py"
 
 # Terms of W3C vocabularies that Workbench uses; a closed list so a typo fails at import time.

@@ -38,7 +38,7 @@ import pyoxigraph as ox
 
 from workbench.errors import Conflict, Forbidden
 from workbench.ids import META_GRAPH, RECORD_PREFIX, SYSTEM_GRAPHS
-from workbench.layout import ontology_triples
+from workbench.resources import ontology_triples
 from workbench.store.base import Store
 from workbench.vocab import PREFIXES, RDF, WB, WB_NS
 

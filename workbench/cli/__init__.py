@@ -130,20 +130,25 @@ def main(
 
 
 @command(main, writes=True)
-@click.option("--sample", is_flag=True, help="Also load the sample data in data/.")
+@click.option("--sample", is_flag=True, help="Also load the sample data in data/, with its proposals for review.")
+@click.option("--no-proposals", is_flag=True, help="With --sample: leave the review queue and sign-off empty.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import reports as JSON.")
-def init(wb: Workbench, sample: bool, as_json: bool) -> None:
-    """Create the store (or bring its ontology up to date); --sample loads the sample data.
+def init(wb: Workbench, sample: bool, no_proposals: bool, as_json: bool) -> None:
+    """Create the store (or bring its ontology up to date); --sample loads the sample data and its proposals.
 
     Example: workbench --store memory init --sample
     """
-    reports = wb.init(sample=sample, progress=_progress)
+    reports = wb.init(sample=sample, proposals=not no_proposals, progress=_progress)
     if as_json:
         _emit([r.to_json() for r in reports])
         return
     click.echo(f"store ready: {wb.store.capabilities.name} at {wb.store.location}")
     for r in reports:
         click.echo(f"  {Path(r.files[0]).name}: {r.summary()}")
+    if sample and not no_proposals:
+        from workbench.sample import waiting
+        click.echo("  sample proposals: {} candidate facts wait for a curator (workbench candidates list), {} rule "
+                   "version(s) for a reviewer (workbench rules list)".format(*waiting(wb)))
 
 
 @command(main, "import", writes=True)
@@ -456,6 +461,37 @@ import workbench.cli.review  # noqa: E402, F401  (registers users, candidates, r
 import workbench.cli.rulebook  # noqa: E402, F401  (registers rules propose, test, dry-run, signoff...)
 import workbench.cli.serve  # noqa: E402, F401  (registers serve)
 import workbench.cli.up  # noqa: E402, F401  (registers up)
-from workbench.bench.cli import bench  # noqa: E402  (the group lives beside the benchmarks)
 
-main.add_command(bench)
+
+def _checkout() -> Path | None:
+    """The repository this package runs from, if it holds the benchmarks: the parent of the
+    ``workbench`` package directory, with ``benchmarks/`` in it. None for an installed package."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "benchmarks" / "__init__.py").is_file() else None
+
+
+class _Benchmarks(click.Group):
+    """The benchmarks' own group (``benchmarks.cli.bench``), imported only when ``workbench bench``
+    runs: its commands, options and help are theirs. They are not in the wheel, only in a checkout."""
+
+    def _group(self, ctx: click.Context) -> click.Group:
+        root = _checkout()
+        if root is None:
+            click.echo("error: the benchmarks are not part of the installed package: run them from a checkout of "
+                       "the repository with `python -m benchmarks ...`", err=True)
+            ctx.exit(1)
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        from benchmarks.cli import bench
+
+        return bench
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return self._group(ctx).list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self._group(ctx).get_command(ctx, cmd_name)
+
+
+main.add_command(_Benchmarks("bench", help="Benchmarks with their peers side by side (not tests: figures for "
+                             "docs/benchmarks.md). From a checkout: they live in benchmarks/, beside the package."))

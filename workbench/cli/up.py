@@ -28,7 +28,7 @@ from types import FrameType
 import click
 
 import workbench
-from workbench import children
+from workbench import children, sample
 from workbench.cli import Context, _progress, main
 from workbench.errors import WorkbenchError
 from workbench.service import Workbench
@@ -59,7 +59,8 @@ os.execv(sys.executable, [sys.executable, "-m", "streamlit", *sys.argv[2:]])
 def up(ctx: Context, port: int, ui_port: int) -> None:
     """Start the Workbench server and the browser workbench on this machine; Ctrl-C stops both.
 
-    With no store yet, creates one with the sample data; with no users yet, adds you (--as, else
+    With no store yet, creates one with the sample data and its proposals (candidate facts in the
+    review queue, a rule version to sign off); with no users yet, adds you (--as, else
     $WORKBENCH_USER or your login name) as the first admin and prints your token, this once:
     sign in with it. Needs the browser extras: pip install -e '.[ui]'.
 
@@ -101,11 +102,16 @@ def _bind(port: int, option: str) -> socket.socket:
 
 
 def _prepare(wb: Workbench, ui_url: str) -> None:
-    """A new embedded store gets the sample data; a store without users its first admin."""
+    """A new embedded store gets the sample data and its proposals (work for a curator and a
+    reviewer, from a stand-in model: see :mod:`workbench.sample`); a store without users its
+    first admin, who may sign off the sample's rule version, since they neither wrote nor
+    proposed it. A store that exists is left as it is."""
     location = str(wb.store.location)
     if not location.startswith(("http://", "https://")) and not wb.store.graph_names():
-        reports = wb.init(sample=True, progress=_progress)
-        click.echo(f"created a store at {location} with the sample data ({len(reports)} files)")
+        reports = wb.init(sample=True, proposals=True, progress=_progress)
+        facts, rules = sample.waiting(wb)
+        click.echo(f"created a store at {location} with the sample data ({len(reports)} files) and its proposals: "
+                   f"{facts} candidate facts in the review queue, {rules} rule version(s) to sign off")
     if wb.users():
         click.echo(f"sign in at {ui_url} with your token (an admin adds users: workbench --as ADMIN users add "
                    "NAME --role viewer|curator|reviewer|admin)")

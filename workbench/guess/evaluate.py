@@ -23,8 +23,8 @@ from workbench.errors import Invalid
 from workbench.guess.baseline import Found, PlainRecipe
 from workbench.guess.recall import PURPOSES
 from workbench.ids import META_GRAPH
-from workbench.layout import DATA_DIR
 from workbench.model import Status
+from workbench.resources import DATA_DIR
 from workbench.vocab import PREFIXES
 
 if TYPE_CHECKING:

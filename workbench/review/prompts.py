@@ -24,12 +24,11 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypedDict
 
 from workbench.errors import Invalid, NotFound
+from workbench.resources import PROMPTS_DIR
 
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 _PLACEHOLDER = re.compile(r"\{(transcript|relations|types)\}")
 _SECTION = re.compile(r"^## (System|User)[ \t]*$", re.MULTILINE)
 

@@ -294,24 +294,31 @@ def checks(store: Store, candidate: Candidate) -> Checks:
 
 
 def _conflicts(store: Store, rec: Mapping[str, Any], names: Mapping[str, tuple[str, ...]]) -> list[str]:
-    """Facts of the candidate that an active record says do not hold (a recorded negative fact)."""
-    from workbench.relations import Relations
+    """Facts of the candidate that an active record says do not hold (a recorded negative fact),
+    and negative facts of the candidate (a relation "not ...") that an active record states."""
+    from workbench.relations import Relations, negated
 
     relations = Relations.load(store)
     out = []
     for t in rec.get("triples", []):
-        if not (isinstance(t, list) and len(t) == 3 and isinstance(t[0], str) and isinstance(t[2], str)):
+        if not (isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) for x in t)):
             continue
         s, o = names.get(t[0], ()), names.get(t[2], ())
-        p = relations.get(t[1]) if isinstance(t[1], str) else None
+        rest = negated(t[1])
+        p = relations.get(t[1] if rest is None else rest)
         if p is None or len(s) != 1 or len(o) != 1:
             continue
+        if rest is None:
+            fact = (f"?n a owl:NegativePropertyAssertion ; owl:sourceIndividual <{s[0]}> ; "
+                    f"owl:assertionProperty {p} ; owl:targetIndividual <{o[0]}>")
+            says = f"{t[0]} does not {t[1]} {t[2]}"
+        else:
+            fact, says = f"<{s[0]}> {p} <{o[0]}>", f"{t[0]} {rest} {t[2]}"
         rows = store.select(
-            PREFIXES + f"""SELECT DISTINCT ?id WHERE {{ GRAPH ?g {{ ?n a owl:NegativePropertyAssertion ;
-            owl:sourceIndividual <{s[0]}> ; owl:assertionProperty {p} ; owl:targetIndividual <{o[0]}> }}
+            PREFIXES + f"""SELECT DISTINCT ?id WHERE {{ GRAPH ?g {{ {fact} }}
             GRAPH {META_GRAPH} {{ ?g wb:status wb:Active ; dcterms:identifier ?id }} }}"""
         )
-        out += [f"record {r['id'].value} says {t[0]} does not {t[1]} {t[2]}" for r in rows]  # type: ignore[union-attr]
+        out += [f"record {r['id'].value} says {says}" for r in rows]  # type: ignore[union-attr]
     return out
 
 

@@ -265,16 +265,18 @@ def may_propose(store: Store, actor: str) -> None:
 
 def propose(
     store: Store, path: Path, *, actor: str, now: str, relations: frozenset[str], files: RuleSet,
-    via: Proposal | None = None,
+    via: Proposal | None = None, check_role: bool = True,
 ) -> list[Proposed]:
     """Store each rule of the file as a new version, proposed. Proposing a version that is
     stored already with the same content changes nothing. ``via`` names an extraction the
-    rules came from: the proposal records its input, model and prompt version.
+    rules came from: the proposal records its input, model and prompt version. Without
+    ``check_role`` the proposer need not be a user (the sample's stand-in model).
 
     Raises ParseError/Invalid naming file, rule, line and column; Forbidden unless ``actor``
     is a curator, reviewer or admin; Conflict for a version that is not above every stored
     one (an edit is a new version)."""
-    may_propose(store, actor)
+    if check_role:
+        may_propose(store, actor)
     if not path.is_file():
         raise Invalid(f"no such rule file: {path}")
     rules = load_file(path, relations=relations)

@@ -18,7 +18,7 @@ written anywhere. Each solution's bindings instantiate the premises: that is the
 
 >>> from workbench.rules.check import scratch, parse_turtle
 >>> from workbench.rules.load import load_rules
->>> from workbench.layout import RULES_DIR
+>>> from workbench.resources import RULES_DIR
 >>> from workbench.vocab import WB
 >>> relations = frozenset(p.value for p in (WB.has, WB.usedFor, WB.dependsOn, WB.needs))
 >>> rules = load_rules([RULES_DIR / "inherit-kind.ttl"], relations=relations)

@@ -2,7 +2,7 @@
 
 A browser opening ``/sparql`` (a GET with no query whose ``Accept`` rates HTML above Turtle, see
 :func:`wants_editor`) gets :func:`editor_response`, a small page that loads the vendored YASGUI
-build (``static/yasgui/``, version and refresh command in its README.md) from
+build (``resources/yasgui/``, version and refresh command in its README.md) from
 ``/sparql-editor/`` (:func:`assets`) and points it at this server's own ``/sparql``, by POST.
 
 Nothing is loaded from elsewhere, so the page works offline: the two YASGUI autocompleters that
@@ -30,9 +30,10 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from workbench.resources import YASGUI_DIR
 from workbench.server import negotiation
 
-STATIC = Path(__file__).resolve().parent / "static" / "yasgui"
+STATIC = YASGUI_DIR
 PREFIX = "/sparql-editor"
 # By suffix, so that the answer does not depend on the machine's mime.types.
 MEDIA_TYPES = {
@@ -150,7 +151,7 @@ class EditorFiles(StaticFiles):
 
 
 def assets() -> Mount:
-    """The route serving ``static/yasgui/`` under ``/sparql-editor/`` (no token needed: it is code)."""
+    """The route serving ``resources/yasgui/`` under ``/sparql-editor/`` (no token needed: it is code)."""
     return Mount(PREFIX, app=EditorFiles(directory=STATIC), name="sparql-editor")
 
 

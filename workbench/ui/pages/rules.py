@@ -19,7 +19,7 @@ from code_editor import code_editor
 from workbench.access.users import Role
 from workbench.client import Client
 from workbench.errors import WorkbenchError
-from workbench.layout import declared_relations
+from workbench.resources import declared_relations
 from workbench.review.rulebook import Version
 from workbench.ui import rulecheck, ruleview, session
 from workbench.ui.common import acting, explain
