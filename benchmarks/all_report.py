@@ -135,7 +135,7 @@ def serve_rows(run: AllRun) -> Iterator[Row]:
 
 
 def recall_rows(run: AllRun) -> Iterator[Row]:
-    from workbench.guess.index import EXACT_LIMIT
+    from workbench.vectors.index import EXACT_LIMIT
 
     for d in run.recall:
         ours = "exact" if d.n <= EXACT_LIMIT else "ivf"
@@ -187,7 +187,7 @@ def table(all_rows: list[Row]) -> list[str]:
 
 def glance(run: AllRun) -> list[str]:
     """One line per size: Workbench ÷ the main peer of each part, in words."""
-    from workbench.guess.index import EXACT_LIMIT
+    from workbench.vectors.index import EXACT_LIMIT
 
     out = []
     for size in run.sizes:

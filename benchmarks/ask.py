@@ -15,7 +15,7 @@ Each question is put to:
 
 * **Workbench**: ``Workbench.ask(subject, relation, object)`` with the names as people write
   them (name binding, the engine, proofs, labels and sources: the Answer object);
-* **answer layer**: :func:`workbench.answer.ask.ask` with the subject and relation already
+* **answer layer**: :func:`workbench.answers.ask.ask` with the subject and relation already
   resolved (the engine, proofs, labels and sources, no name binding);
 * **engine alone**: ``Engine(store, rules).solve(s, p, o)``: conclusions and proof trees, no
   labels or sources; it counts its SPARQL queries;
@@ -165,7 +165,7 @@ def _values(answer: Any) -> frozenset[str]:
 def check_answer(q: Question, answer: Any) -> str:
     """Why the Answer is wrong for ``q`` ('' if right): its tier, its values, and for a derived
     answer a rule proof on every derived value whose leaves all name a record and a source."""
-    from workbench.answer.model import Derived
+    from workbench.values.answers import Derived
 
     if answer.tier.value != EXPECTED_TIER[q.tier]:
         return f"tier {answer.tier.value}, expected {EXPECTED_TIER[q.tier]}"
@@ -199,7 +199,7 @@ class Contenders:
         return self.wb.ask(q.subject_name, q.relation_name, q.object_name)
 
     def answer(self, q: Question) -> Any:
-        from workbench.answer import ask
+        from workbench.answers import ask
 
         params = (("subject", q.subject_name), ("relation", q.relation_name),
                   *((("object", q.object_name),) if q.object_name else ()))

@@ -12,7 +12,7 @@ inheritance rule ``inherit-kind`` is proposed from ``rules/`` by a curator and s
 reviewer, and each X arrives as a user's memory record ("new thing 3 is a <K>", with a source).
 Then each question goes down both of the product's paths:
 
-* **embedding** (the guesser, :class:`workbench.guess.things.Things`): kinds ranked by graph
+* **embedding** (the guesser, :class:`workbench.guesses.things.Things`): kinds ranked by graph
   vector (a hit: one of X's kinds first); values of each relation ranked from X's nearest things
   (a hit: the fact's value ranked first); the held-out facts the same way. The ranker always has
   a first candidate unless nothing is near; it cannot abstain.
@@ -216,9 +216,9 @@ def _hit(guesses: Sequence[Any], value: str) -> tuple[bool, bool]:
 
 def ask_cases(wb: Any, run: AuditRun, bar: Any) -> None:
     """Rows a and b for every X, by both paths, and the shortcut beside them."""
-    from workbench.answer.render import render
+    from workbench.values.words import render
 
-    things = wb.things()
+    things = wb._indexes.things()
     things.ready()
     kinds = things.kinds()
     run.kinds_ranked = len(kinds)
@@ -285,7 +285,7 @@ def ask_cases(wb: Any, run: AuditRun, bar: Any) -> None:
 def _wider(things: Any, kinds: list[str], xs: list[str], run: AuditRun) -> None:
     """Row a again with the same features hashed into more dimensions: fewer collisions among
     many kinds. Not what the guesser does; a diagnosis of why it ranks as it does."""
-    from workbench.guess.things import FeatureEncoder
+    from workbench.guesses.things import FeatureEncoder
 
     texts = things.kind_texts(kinds)
     for width in WIDTHS:
@@ -297,7 +297,7 @@ def _wider(things: Any, kinds: list[str], xs: list[str], run: AuditRun) -> None:
 
 def _leaves_name(answer: Any, record: str) -> str:
     """'' if every derived proof rests on X's own record and on admitted common sense."""
-    from workbench.answer.model import Derived
+    from workbench.values.answers import Derived
 
     for f in answer.findings:
         for proof in f.proofs:
@@ -353,7 +353,7 @@ def run_audit(size: str, *, seed: int, workdir: Path, cases: int, multi: int, he
             _step(bar, "recording each X", partial(wb.import_files, [xs]))
             run.quads_before = _quads(wb)
             clock = time.perf_counter()
-            _step(bar, "building the graph-vector index", wb.things().ready)
+            _step(bar, "building the graph-vector index", wb._indexes.things().ready)
             run.seconds["index"] = time.perf_counter() - clock
             clock = time.perf_counter()
             bar.set_description("rows a and b: kinds and inheritance")

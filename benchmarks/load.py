@@ -158,8 +158,8 @@ def measure(contender: str, data: Path, target: Path, seed: int) -> dict[str, An
 def count_assertions(store_dir: Path) -> int:
     """Common-sense assertions in a Workbench store that carry their provenance."""
     from workbench.ids import META_GRAPH
-    from workbench.model import RecordType
     from workbench.service import Workbench
+    from workbench.values.records import RecordType
     from workbench.vocab import PREFIXES
 
     query = PREFIXES + (

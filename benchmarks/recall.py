@@ -36,8 +36,8 @@ from benchmarks.ask_results import pct
 from benchmarks.limits import peak_rss_mib
 from benchmarks.load import _step, code_version, machine, working_dir
 from benchmarks.markdown import write_section
-from workbench.guess.encoders import Encoder, HashingEncoder
-from workbench.guess.index import BUILD_THREADS, EXACT_LIMIT, NPROBE, VectorIndex
+from workbench.vectors.encoders import Encoder, HashingEncoder
+from workbench.vectors.index import BUILD_THREADS, EXACT_LIMIT, NPROBE, VectorIndex
 
 T = TypeVar("T")
 FULL_SIZES = "10k,100k,1M"
@@ -333,7 +333,7 @@ def run(sizes: Sequence[tuple[str, int]], *, n_queries: int, seed: int, workdir:
     from tqdm import tqdm
 
     from workbench.errors import WorkbenchError
-    from workbench.guess.encoders import encoder
+    from workbench.vectors.encoders import encoder
 
     top = max(n for _, n in sizes)
     texts, qtexts = sentences(top, seed=seed), sentences(n_queries, seed=seed, kind="question")

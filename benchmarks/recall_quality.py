@@ -13,8 +13,8 @@ from pathlib import Path
 
 from benchmarks.markdown import write_section
 from workbench.errors import Unsupported
-from workbench.guess import evaluate
-from workbench.guess.evaluate import Totals
+from workbench.service import evaluation as evaluate
+from workbench.service.evaluation import Totals
 
 BEGIN = "<!-- bench recall quality: generated, do not edit by hand -->"
 END = "<!-- end bench recall quality -->"

@@ -57,7 +57,7 @@ from benchmarks.ask_results import pct
 from benchmarks.load import _step, code_version, machine, working_dir
 from benchmarks.markdown import write_section
 from benchmarks.recall import K, Truth, encode, recall_at_k, sentences
-from workbench.guess.index import NPROBE
+from workbench.vectors.index import NPROBE
 
 KINDS = {"exact": "exact (flat)", "ivf-flat": "IVF-Flat", "ivf-sq8": "IVF-SQ8", "ivf-pq": "IVF-PQ48",
          "hnsw": "HNSW (M 32)"}
@@ -335,7 +335,7 @@ def run(sizes: Sequence[tuple[str, int]], *, n_queries: int, seed: int, workdir:
     from tqdm import tqdm
 
     from workbench.errors import WorkbenchError
-    from workbench.guess.encoders import HashingEncoder, encoder
+    from workbench.vectors.encoders import HashingEncoder, encoder
 
     top = max(n for _, n in sizes)
     texts, qtexts = sentences(top, seed=seed), sentences(n_queries, seed=seed, kind="question")

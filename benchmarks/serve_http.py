@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from workbench.children import stop
+from workbench.cli.children import stop
 
 READY_TIMEOUT = 600.0  # seconds for a server to answer its first query (a view of 1.27M relations takes a while)
 REQUEST_TIMEOUT = 120.0  # seconds for one answer before the client gives up (an error)

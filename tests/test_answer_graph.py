@@ -1,4 +1,4 @@
-"""Proof trees as Graphviz DOT (workbench/answer/graph.py): the nodes and edges an answer's proof
+"""Proof trees as Graphviz DOT (workbench/presentation/dot.py): the nodes and edges an answer's proof
 has, leaves numbered as the page lists them, labels escaped so that any text stays one label,
 and guesses never drawn.
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from workbench.answer.graph import leaves, proof_dot, quote
-from workbench.answer.model import Absence, Answer, Derived, Finding, Recorded, Statement, Tier
-from workbench.model import Source
+from workbench.presentation.dot import leaves, proof_dot, quote
 from workbench.service import Workbench
+from workbench.values.answers import Absence, Answer, Derived, Finding, Recorded, Statement, Tier
+from workbench.values.records import Source
 
 STRING = r'"(?:[^"\\]|\\.)*"'
 VALUE = rf"(?:{STRING}|[\w.#-]+)"

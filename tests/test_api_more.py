@@ -27,11 +27,11 @@ import workbench
 from tests.test_server import Server
 from workbench.client import Client
 from workbench.errors import Forbidden, Invalid, NotFound, ParseError
-from workbench.guess import evaluate as ev
-from workbench.model import Record, Tombstone
 from workbench.resources import RULES_DIR
 from workbench.server.routes import TABLE
 from workbench.service import Workbench
+from workbench.service import evaluation as ev
+from workbench.values.records import Record, Tombstone
 
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 ACT = re.compile(r"urn:wb:activity:[^\s\"'<>]+")

@@ -91,6 +91,71 @@ def _imported_modules(path: Path) -> set[str]:
 def test_only_extraction_imports_the_model_client() -> None:
     """No model call at answer time: the LLM client is reachable only through extraction."""
     importers = sorted(
-        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if "workbench.review.llm" in _imported_modules(p)
+        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if "workbench.extraction.llm" in _imported_modules(p)
     )
-    assert importers == ["review/extract.py"]
+    assert importers == ["extraction/run.py"]
+
+
+# ---------------------------------------------------------------------- the layer order
+
+# Dependencies run one way: a module may import its own layer and the layers before it. The
+# package's own __init__ (the public names) stands with the edges.
+LAYERS = [
+    ("base", {"errors", "vocab", "vocabgen", "ids", "limits", "formats", "progress", "resources", "values"}),
+    ("store", {"store", "sparqlcheck"}),
+    ("core", {"names", "records", "rules", "imports", "vectors", "access"}),
+    ("answers", {"answers", "recall", "guesses"}),
+    ("review", {"review", "extraction"}),
+    ("service", {"service"}),
+    ("presentation", {"presentation", "client"}),
+    ("edges", {"cli", "server", "ui", "__init__"}),
+]
+RANK = {unit: i for i, (_, units) in enumerate(LAYERS) for unit in units}
+
+
+def _unit(path: Path) -> str:
+    """The part of the package a file belongs to: its subpackage, or its own name at the top."""
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _imports_up(path: Path) -> list[str]:
+    """Each import in ``path`` of a later layer, as ``line: module (layer -> layer)``. A value's
+    ``_repr_html_`` may reach the presentation lazily: nothing else may run up the order."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lazy_html = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "_repr_html_"
+                 for n in ast.walk(f)}
+    mine = _unit(path)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules = [f"{node.module}.{a.name}" for a in node.names] if node.module == "workbench" else [node.module]
+        else:
+            continue
+        for module in modules:
+            parts = module.split(".")
+            if parts[0] != "workbench" or len(parts) < 2 or parts[1] not in RANK:
+                continue
+            theirs = parts[1]
+            if RANK[theirs] > RANK[mine] and not (theirs == "presentation" and id(node) in lazy_html):
+                out.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {module} ({LAYERS[RANK[mine]][0]} -> "
+                           f"{LAYERS[RANK[theirs]][0]})")
+    return out
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    units = {_unit(p) for p in PACKAGE.rglob("*.py")}
+    assert units - set(RANK) == set()
+
+
+def test_dependencies_run_one_way() -> None:
+    """values -> store -> names, records, rules, imports, vectors, access -> answers, recall,
+    guesses -> review, extraction -> service -> presentation -> CLI, server, UI."""
+    assert [edge for p in sorted(PACKAGE.rglob("*.py")) for edge in _imports_up(p)] == []
+
+
+def test_at_most_a_dozen_modules_at_the_top() -> None:
+    top = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+    assert len(top) <= 12, top

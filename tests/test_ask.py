@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import DATA, FIXED_NOW, dump
-from workbench.answer.model import Answer, Derived, Finding, Recorded, Tier
 from workbench.errors import Invalid
-from workbench.model import RecordType
-from workbench.sample import COMMON_SENSE_SOURCE
 from workbench.service import Workbench
+from workbench.service.sample import COMMON_SENSE_SOURCE
+from workbench.values.answers import Answer, Derived, Finding, Recorded, Tier
+from workbench.values.records import RecordType
 
 Proof = Recorded | Derived
 Question = Callable[[Workbench], Answer]
@@ -106,7 +106,7 @@ def by_label(a: Answer) -> dict[str, Finding]:
 
 
 def load_without_aliases(wb: Workbench) -> None:
-    """The sample data as ``workbench.sample`` loads it, minus the aliases the user registered."""
+    """The sample data as ``workbench.service.sample`` loads it, minus the aliases the user registered."""
     wb.import_files(
         [DATA / "common-sense.ttl"],
         record_type=RecordType.COMMON_SENSE,

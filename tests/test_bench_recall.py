@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from benchmarks.recall import SWEEPS, Dataset, chart, measure, parse_count, render, sentences
 from workbench.cli import main
-from workbench.guess.encoders import HashingEncoder
+from workbench.vectors.encoders import HashingEncoder
 
 
 def test_bench_recall_core_tiny(tmp_path: Path) -> None:

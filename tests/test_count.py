@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import FIXED_NOW
-from workbench.answer.count import count_events
-from workbench.answer.model import Answer, Recorded, Tier
+from workbench.answers.count import count_events
 from workbench.service import Workbench
+from workbench.values.answers import Answer, Recorded, Tier
 
 WEDDING = ox.NamedNode("urn:wb:entity:wedding")
 ME = ox.NamedNode("urn:wb:entity:me")

@@ -8,9 +8,9 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from workbench.answer.current import current_state
-from workbench.answer.model import Answer, Recorded, Tier
+from workbench.answers.current import current_state
 from workbench.service import Workbench
+from workbench.values.answers import Answer, Recorded, Tier
 from workbench.vocab import WB
 
 ME = ox.NamedNode("urn:wb:entity:me")

@@ -61,7 +61,7 @@ class Served:
 def _serve(path: Path, with_user: bool) -> tuple[Server, str | None]:
     with Workbench.open(path, create=True, user="ada") as wb:
         wb.init(sample=True)
-        token = users.add(wb.store, "ada", [Role.ADMIN], actor="ada", now=wb.now()) if with_user else None
+        token = users.add(wb.store, "ada", [Role.ADMIN], actor="ada", now=wb._now()) if with_user else None
     return Server(path), token
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import dump
 from workbench.errors import Ambiguous, Conflict, NotFound
-from workbench.names import name_key
+from workbench.names.keys import name_key
 from workbench.service import Workbench
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from tests.conftest import dump
 from workbench.errors import Conflict, Invalid, NotFound
-from workbench.model import Tombstone
 from workbench.service import Workbench
+from workbench.values.records import Tombstone
 
 
 def test_erase_removes_every_copy_and_leaves_a_tombstone(sample: Workbench, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXED_NOW
-from workbench.guess.encoders import HashingEncoder
-from workbench.guess.index import VectorIndex
 from workbench.service import Workbench
 from workbench.store import EmbeddedStore, Store
+from workbench.vectors.encoders import HashingEncoder
+from workbench.vectors.index import VectorIndex
 
 SST_MAGIC = 0x88E241B785F4CFF7  # RocksDB's block-based table
 LOG_BLOCK = 32768

@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from tests.conftest import dump
 from workbench.cli import main
 from workbench.errors import Invalid
-from workbench.guess import evaluate as ev
-from workbench.guess.baseline import Found, PlainRecipe
-from workbench.model import Status
+from workbench.recall.baseline import Found, PlainRecipe
 from workbench.service import Workbench
+from workbench.service import evaluation as ev
+from workbench.values.records import Status
 
 GOOD = {"id": "a", "question": "what does Ravi work on?", "expect": ["m-friend-1"]}
 
@@ -139,7 +139,7 @@ def test_rates_with_nothing_to_count_are_none() -> None:
 
 
 def test_the_plain_recipe_ranks_every_record_and_never_abstains(sample: Workbench) -> None:
-    enc = sample.record_vectors().ready().encoder
+    enc = sample._indexes.records().ready().encoder
     plain = PlainRecipe(sample.store, enc, k=4)
     assert "common-sense-v1" in plain.ids and "d-atlas-region-1" in plain.ids  # everything, as found
     got = plain.search("my friend Ravi works on chip design")

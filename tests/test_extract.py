@@ -26,12 +26,13 @@ from tests.test_rulebook import OWNER_NEEDS as RULEBOOK_OWNER_NEEDS
 from tests.test_rulebook import people
 from workbench.cli import main
 from workbench.errors import Forbidden, Invalid, ModelUnavailable, NotFound
+from workbench.extraction import prompts
+from workbench.extraction import run as extraction
 from workbench.ids import QUEUE_GRAPH, RULES_GRAPH
-from workbench.model import RecordType
-from workbench.relations import Relations
-from workbench.review import extract as extraction
-from workbench.review import prompts, rulebook
+from workbench.names.relations import Relations
+from workbench.review import rulebook
 from workbench.service import Workbench
+from workbench.values.records import RecordType
 from workbench.vocab import PREFIXES, WB_NS
 
 Behaviour = Callable[[BaseHTTPRequestHandler, dict[str, Any]], None]

@@ -11,9 +11,9 @@ import numpy as np
 from click.testing import CliRunner
 
 from tests.conftest import dump
-from workbench.answer.model import Tier
 from workbench.cli import main
 from workbench.service import Workbench
+from workbench.values.answers import Tier
 
 
 def _records(path: Path, items: list[tuple[str, str, list[list[Any]]]]) -> Path:
@@ -93,7 +93,7 @@ def test_kinds_rank_from_the_things_own_facts_and_multi_kind_things_sit_between(
     assert zappy["car"] > 0 and zappy["appliance"] > 0
     assert rusty["car"] > 0 and rusty["appliance"] == 0
     # X's vector is computed from X's facts, not set equal to its kind's
-    things = sample.things()
+    things = sample._indexes.things()
     x = things.vector(sample.resolve("Zappy").entity or "")
     k = things.vector(sample.resolve("electric car").entity or "")
     assert x is not None and k is not None and not np.allclose(x, k)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from workbench.model import RecordType, Status
 from workbench.service import Workbench
+from workbench.values.records import RecordType, Status
 
 TRIPLES = [
     ox.Triple(ox.NamedNode("urn:wb:entity:kettle"), ox.NamedNode("https://w3id.org/workbench/ns#usedFor"),

@@ -17,13 +17,13 @@ from nbclient import NotebookClient
 
 from tests.conftest import ROOT
 from tests.test_server import Server
-from workbench import notebook
-from workbench.answer.model import Answer, Derived, Finding, Recorded, Statement, Tier
-from workbench.guess.model import Guess
-from workbench.guess.recall import Bundle, Memory
-from workbench.model import Record, RecordType, Source, Status, Tombstone
+from workbench.presentation import notebook
+from workbench.recall.bundles import Bundle, Memory
 from workbench.review.queue import Candidate
 from workbench.service import Workbench
+from workbench.values.answers import Answer, Derived, Finding, Recorded, Statement, Tier
+from workbench.values.guesses import Guess
+from workbench.values.records import Record, RecordType, Source, Status, Tombstone
 
 TOUR = ROOT / "notebooks" / "tour.ipynb"
 EVIL = "<script>alert('x')</script>"

@@ -38,9 +38,9 @@ from workbench.errors import Invalid
 from workbench.rules.check import parse_turtle, scratch
 from workbench.rules.engine import Engine
 from workbench.rules.load import load_rules
-from workbench.rules.model import RuleSet
 from workbench.rules.proof import Fact, Step
 from workbench.store import Store
+from workbench.values.rules import RuleSet
 from workbench.vocab import RDF, RDFS, WB
 
 ROOT = Path(__file__).resolve().parent.parent

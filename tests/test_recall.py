@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from tests.conftest import DATA, FIXED_NOW, ROOT, dump
 from workbench.cli import main
 from workbench.errors import Invalid
-from workbench.guess.recall import PURPOSES, Bundle
-from workbench.model import Status
+from workbench.recall.bundles import PURPOSES, Bundle
 from workbench.service import Workbench
+from workbench.values.records import Status
 
 SAMPLE = {r["id"]: r for r in map(json.loads, (DATA / "memories.jsonl").read_text("utf-8").splitlines())}
 FUZZY = "what was the name of my friend who works on chips?"

@@ -21,7 +21,6 @@ from click.testing import CliRunner
 from tests.conftest import FIXED_NOW, ROOT, dump
 from tests.test_bad_input import write_jsonl
 from workbench.access.users import Role, add
-from workbench.answer.model import Tier
 from workbench.cli import main
 from workbench.errors import Conflict, Forbidden, Invalid, NotFound, ParseError
 from workbench.ids import RULES_GRAPH
@@ -29,6 +28,7 @@ from workbench.review import rulebook
 from workbench.rules import load_rules
 from workbench.service import Workbench
 from workbench.store import Store, open_store
+from workbench.values.answers import Tier
 
 IK = (ROOT / "rules" / "inherit-kind.ttl").read_text(encoding="utf-8")
 NOW = "2026-11-30T12:00:00Z"

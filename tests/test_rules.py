@@ -22,11 +22,11 @@ import pyoxigraph as ox
 import pytest
 
 from tests.conftest import FIXED_NOW, ROOT, dump
-from workbench.answer.model import Answer, Derived, Recorded, Tier
 from workbench.errors import Invalid, ParseError
 from workbench.rules import Engine, load_rules, run_tests
 from workbench.rules import engine as engine_module
 from workbench.service import Workbench
+from workbench.values.answers import Answer, Derived, Recorded, Tier
 from workbench.vocab import WB
 
 RULES = ROOT / "rules"
@@ -557,7 +557,7 @@ def test_a_chain_deeper_than_the_bound_is_incomplete_never_a_wrong_no(
     assert closed.incomplete and not closed.found
 
     # Through the answers, with the engine's bound lowered to 3.
-    monkeypatch.setattr("workbench.answer.ask.Engine", functools.partial(Engine, max_depth=3))
+    monkeypatch.setattr("workbench.answers.ask.Engine", functools.partial(Engine, max_depth=3))
     open_answer = w.ask(names[0], "part of")
     assert open_answer.tier is Tier.DERIVED and open_answer.incomplete
     assert "link 1" in open_answer.values and len(open_answer.values) < 12

@@ -1,5 +1,5 @@
 """A newcomer's store shows the curation flow: `workbench init --sample` and `workbench up` on a
-new store also queue the sample's proposals (workbench/sample.py, data/proposals.jsonl and
+new store also queue the sample's proposals (workbench/service/sample.py, data/proposals.jsonl and
 data/proposed-rule.ttl): three candidate facts from a stand-in model, each with the problem a
 curator must see, and one rule version by that model that the first admin may sign off. The
 Python calls leave them out unless asked (``proposals=True``), so every other test's sample is as
@@ -21,14 +21,13 @@ from tests.conftest import dump
 from tests.test_server import Server
 from tests.ui_server import UiServer
 from tests.uitest import errors, page, texts
-from workbench import sample
-from workbench.answer.model import Tier
 from workbench.cli import main
 from workbench.cli import up as up_module
 from workbench.errors import Forbidden
 from workbench.ids import QUEUE_GRAPH, RULES_GRAPH
 from workbench.resources import DATA_DIR
-from workbench.service import Workbench
+from workbench.service import Workbench, sample
+from workbench.values.answers import Tier
 from workbench.vocab import PREFIXES
 
 HUSBAND, WEDDING, CAR = "c-sample-husband", "c-sample-wedding", "c-sample-car"

@@ -100,7 +100,7 @@ def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TokenServ
     path = tmp_path_factory.mktemp("tokens") / "store"
     with Workbench.open(path, create=True, user="ada") as wb:
         wb.init()
-        token = users.add(wb.store, "ada", [Role.ADMIN], actor="ada", now=wb.now())
+        token = users.add(wb.store, "ada", [Role.ADMIN], actor="ada", now=wb._now())
         before = dump(wb.store)
     server = Server(path, "--result-limit", "5", "--query-timeout", "1")
     yield TokenServer(server, path, token, before)

@@ -6,11 +6,11 @@ import pyoxigraph as ox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench import shapes
-from workbench.acts import import_activity
 from workbench.ids import META_GRAPH, record_iri
+from workbench.imports import shapes
 from workbench.imports.common import AssertionSpec, SourceSpec, assertion_quads, source_quads
-from workbench.model import RecordType, Status
+from workbench.records.acts import import_activity
+from workbench.values.records import RecordType, Status
 from workbench.vocab import DCTERMS, PROV, RDF, WB, XSD
 
 

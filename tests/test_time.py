@@ -9,8 +9,8 @@ import pytest
 
 from tests.conftest import dump
 from workbench.errors import Conflict, Invalid, NotFound
-from workbench.model import Record, Status
 from workbench.service import Workbench
+from workbench.values.records import Record, Status
 
 
 def _write_record(path: Path, record: dict[str, object]) -> None:

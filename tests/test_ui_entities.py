@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.ui_server import UiServer, open_page, ran, start, texts
-from workbench.model import Entity
 from workbench.ui.pages.entities import DUPLICATE_NOTE, possible_duplicates
+from workbench.values.records import Entity
 
 
 @pytest.fixture(scope="module")

@@ -26,9 +26,9 @@ import workbench
 from tests.conftest import ROOT, free_port
 from tests.test_server import Server
 from workbench.access.users import Role
-from workbench.answer.model import Tier
 from workbench.cli import main
 from workbench.cli import up as up_module
+from workbench.values.answers import Tier
 
 TOKEN = re.compile(r"^  (wb_[\w-]+)$")
 

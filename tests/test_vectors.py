@@ -41,9 +41,9 @@ from tests.test_recall import (
     store_dump,
     write_jsonl,
 )
-from workbench.guess.encoders import Encoder, encoder
-from workbench.guess.index import EncoderMismatch, VectorIndex
 from workbench.service import Workbench
+from workbench.vectors.encoders import Encoder, encoder
+from workbench.vectors.index import EncoderMismatch, VectorIndex
 
 RAVI = "What does Ravi work on?"
 ZOLTAN = memory("m-new-1", "My neighbour Zoltan keeps bees on the roof.", ["Zoltan"], [["Zoltan", "is a", "person"]])
@@ -142,7 +142,7 @@ def test_a_corrupt_index_is_rebuilt_by_the_service_too(tmp_path: Path) -> None:
     (records_dir(location) / "meta.json").write_text("{", "utf-8")
     with Workbench.open(location) as wb:
         assert wb.recall(FUZZY).to_json() == first
-        assert wb.record_vectors().rebuilt_because
+        assert wb._indexes.records().rebuilt_because
 
 
 @pytest.mark.xfail(strict=True, reason="index.py checks file sizes only: vectors overwritten in place (same size) "
@@ -266,7 +266,7 @@ def test_a_missing_index_is_rebuilt_with_a_progress_bar(bulk: Path) -> None:
 
 def test_an_import_is_indexed_at_once(sample: Workbench, tmp_path: Path) -> None:
     sample.recall(RAVI)
-    directory = sample.vectors_dir / "records"
+    directory = Path(sample.index_status()["directory"]) / "records"
     assert "m-new-1" not in on_disk(directory)[1]
     sample.import_files([write_jsonl(tmp_path / "z.jsonl", [ZOLTAN])])
     assert "m-new-1" in on_disk(directory)[1]
@@ -285,7 +285,7 @@ def test_a_superseded_record_leaves_plain_recall(sample: Workbench, tmp_path: Pa
     sample.supersede("d-atlas-region-2", "d-atlas-region-3", reason="the Swiss customer signed")
     bundle = sample.recall(question)
     assert "d-atlas-region-3" in bundle.ids and "d-atlas-region-2" not in bundle.ids
-    meta, ids = on_disk(sample.vectors_dir / "records")
+    meta, ids = on_disk(Path(sample.index_status()["directory"]) / "records")
     assert {"d-atlas-region-2", "d-atlas-region-3"} <= ids  # the past stays recallable, for questions about it
     assert "Superseded=2" in meta["fingerprint"]
 
@@ -310,7 +310,7 @@ def _vector_there(directory: Path, record_id: str, statement: str) -> None:
 def test_an_erased_record_leaves_the_index(sample: Workbench) -> None:
     statement = SAMPLE["m-friend-1"]["statement"]
     sample.recall(FUZZY)
-    directory = sample.vectors_dir / "records"
+    directory = Path(sample.index_status()["directory"]) / "records"
     _vector_there(directory, "m-friend-1", statement)
     sample.erase("m-friend-1", reason="Ravi asked")
     _vector_gone(directory, "m-friend-1", statement)
@@ -347,7 +347,7 @@ def test_an_erased_name_leaves_the_name_index(sample: Workbench, tmp_path: Path)
     assert "Quillbrook Hideout" in dict(sample.recall(typo).suggestions)["Quillbrok Hideout"]
     sample.add_alias("Ravi", "Ravster")  # one name more ...
     sample.erase(rid, reason="forget the hideout")  # ... and one less
-    assert "Quillbrook Hideout" not in on_disk(sample.vectors_dir / "names")[1]
+    assert "Quillbrook Hideout" not in on_disk(Path(sample.index_status()["directory"]) / "names")[1]
     assert "Quillbrook Hideout" not in dict(sample.recall(typo).suggestions).get("Quillbrok Hideout", ())
 
 
@@ -356,9 +356,9 @@ def test_an_erased_fact_leaves_the_graph_vectors(sample: Workbench, tmp_path: Pa
         memory("m-blaze-1", "Blaze is a petrol car.", ["Blaze"], [["Blaze", "is a", "petrol car"]])])])
     blaze = entity(sample, "Blaze")
     assert sample.guess(blaze, "https://w3id.org/workbench/ns#needs")
-    assert blaze in on_disk(sample.vectors_dir / "things")[1]
+    assert blaze in on_disk(Path(sample.index_status()["directory"]) / "things")[1]
     sample.erase("m-blaze-1", reason="sold")
-    assert blaze not in on_disk(sample.vectors_dir / "things")[1]
+    assert blaze not in on_disk(Path(sample.index_status()["directory"]) / "things")[1]
     assert sample.guess(blaze, "https://w3id.org/workbench/ns#needs") == ()
 
 
@@ -369,7 +369,7 @@ TEXTS = ["my friend works on chips", "Paris is a city in France.", "巴黎", "Ts
 
 
 def test_the_hashing_encoder_is_the_same_in_every_process() -> None:
-    code = ("import sys; from workbench.guess.encoders import encoder; "
+    code = ("import sys; from workbench.vectors.encoders import encoder; "
             f"sys.stdout.buffer.write(encoder('hashing').encode({TEXTS!r}).tobytes())")
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=True,
                            env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": seed}).stdout

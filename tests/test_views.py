@@ -40,7 +40,7 @@ def wb(tmp_path: Path) -> Iterator[Workbench]:
 
 def _view(wb: Workbench, name: str) -> ViewStore:
     """The view ``name``'s SPARQL reads (bob's and carol's Workbenches read it too)."""
-    store = wb.readable_store(name)
+    store = wb._readable(name)
     assert isinstance(store, ViewStore)
     if name in ("bob", "carol"):
         assert wb.seen_by(name).store is store
@@ -69,7 +69,7 @@ def test_readers_who_may_not_see_the_same_things_share_a_view(wb: Workbench) -> 
     assert fam.copy is admin.copy is _view(wb, "boss").copy  # nothing hidden from any of them
     del bob, carol, fam, admin  # held here, a copy the write below replaces would be kept
     wb.set_groups("carol", join=["group:family"])
-    carol_now = wb.readable_store("carol")  # she may see every source now: her Workbench reads the store
+    carol_now = wb._readable("carol")  # she may see every source now: her Workbench reads the store
     assert isinstance(carol_now, ViewStore) and carol_now.copy is _view(wb, "root").copy is not _view(wb, "bob").copy
     assert len(_copies(wb)) == 2
 
@@ -91,7 +91,7 @@ def test_a_write_replaces_the_view_and_its_folder_goes(wb: Workbench, tmp_path: 
 
 
 def test_evicted_views_go_too(wb: Workbench) -> None:
-    views = wb._viewed()
+    views = wb._shared.views()
     views.size = 1
     bob = _view(wb, "bob").copy.directory
     _view(wb, "root")

@@ -58,7 +58,7 @@ def start(base: Path, candidates: Sequence[Mapping[str, Any]] = (), *, extra: Se
         if candidates:
             wb.import_candidates(_jsonl(base / "candidates.jsonl", candidates))
         people = [(admin if role is Role.ADMIN else name, role) for name, role in PEOPLE]
-        tokens = {name: users.add(wb.store, name, [role], actor=admin, now=wb.now()) for name, role in people}
+        tokens = {name: users.add(wb.store, name, [role], actor=admin, now=wb._now()) for name, role in people}
     return UiServer(Server(path), path, tokens)
 
 

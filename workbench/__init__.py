@@ -1,5 +1,17 @@
 """Workbench: a knowledge-curation workbench for memory that can say how it knows.
 
+Start with :func:`open` (a store on this machine or a SPARQL 1.1 server) or :func:`connect` (a
+running ``workbench serve``); both give the same calls. Where things live, in the order imports
+run (a module imports only from its own part and those before it; tests/test_architecture.py):
+
+- ``values`` (records, answers, tiers, guesses, rules), ``errors``, ``ids``, ``vocab``,
+  ``formats``, ``limits``, ``progress``, ``resources`` (the shipped ontology, rules, shapes, data);
+- ``store`` and ``sparqlcheck``: the backends and the query check;
+- ``names``, ``records``, ``rules``, ``imports``, ``vectors``, ``access``;
+- ``answers``, ``recall``, ``guesses``; then ``review`` and ``extraction``;
+- ``service`` (:class:`Workbench`, the one API); ``presentation`` and ``client``;
+- ``cli``, ``server``, ``ui``, at the edge.
+
 >>> import tempfile, pathlib, workbench
 >>> wb = workbench.open(pathlib.Path(tempfile.mkdtemp()) / "memory", create=True)
 >>> wb.init(sample=True)[1].records_added
@@ -18,7 +30,6 @@ from __future__ import annotations
 
 import os
 
-from workbench.answer.model import Answer, Derived, Finding, Recorded, Tier
 from workbench.client import Client, connect
 from workbench.errors import (
     Ambiguous,
@@ -32,8 +43,9 @@ from workbench.errors import (
     Unsupported,
     WorkbenchError,
 )
-from workbench.model import Entity, ImportReport, Record, RecordType, Resolution, Source, Status, Tombstone
 from workbench.service import Workbench
+from workbench.values.answers import Answer, Derived, Finding, Recorded, Tier
+from workbench.values.records import Entity, ImportReport, Record, RecordType, Resolution, Source, Status, Tombstone
 
 
 def open(location: str | os.PathLike[str], *, create: bool = False, user: str | None = None) -> Workbench:  # noqa: A001

@@ -43,7 +43,8 @@ from typing import Protocol, TypeVar
 
 import pyoxigraph as ox
 
-from workbench.errors import Invalid
+from workbench.errors import Invalid, Unsupported
+from workbench.formats import sparql_formats
 from workbench.store.base import Graphs, Store
 
 T = TypeVar("T")
@@ -435,3 +436,27 @@ def evaluate(
     """The default :class:`Evaluator`: ``store.query_raw`` on a big stack."""
     return on_big_stack(lambda: store.query_raw(query, results=results, graph=graph, default_graph=default_graph,
                                                 named_graphs=named_graphs))
+
+
+def answer(store: Store, query: str, *, format: str = "json", default_graph: Sequence[str] | None = None,
+           named_graphs: Sequence[str] | None = None, runner: Evaluator | None = None) -> bytes:
+    """A read-only query's answer from ``store``, serialised as ``format`` (:mod:`workbench.formats`),
+    after :func:`check_query`; ``default_graph`` / ``named_graphs`` are graph IRIs, as the
+    Protocol's ``default-graph-uri`` / ``named-graph-uri``; ``runner`` runs it (default
+    :func:`evaluate`). See :meth:`Workbench.sparql`."""
+    if query_form(query) in UPDATE_FORMS:  # friendlier than the parser's word
+        raise Unsupported("SPARQL Update is not accepted here; change the store through imports and commands")
+    check_query(query)
+    results, graph = sparql_formats(format)
+
+    def graph_iri(text: str) -> ox.NamedNode:
+        try:
+            return ox.NamedNode(text)
+        except ValueError as exc:
+            raise Invalid(f"{text!r} is not a graph IRI: {exc}") from exc
+
+    return (runner or evaluate)(
+        store, query, results=results, graph=graph,
+        default_graph=None if default_graph is None else [graph_iri(g) for g in default_graph],
+        named_graphs=None if named_graphs is None else [graph_iri(g) for g in named_graphs],
+    )

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import pyoxigraph as ox
 
-from workbench.acts import activity, agent_quads
 from workbench.errors import Conflict, Forbidden, Invalid, NotFound
 from workbench.ids import USERS_GRAPH, agent_iri, id_from_iri
+from workbench.records.acts import activity, agent_quads
 from workbench.store import Batch, Store
 from workbench.vocab import PREFIXES, PROV, RDF, RDFS, WB
 

@@ -18,8 +18,8 @@ import click
 
 from workbench import limits
 from workbench.errors import WorkbenchError
-from workbench.model import Record, RecordType, Status, Tombstone
 from workbench.service import Workbench
+from workbench.values.records import Record, RecordType, Status, Tombstone
 
 DEFAULT_STORE = "memory"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -146,7 +146,7 @@ def init(wb: Workbench, sample: bool, no_proposals: bool, as_json: bool) -> None
     for r in reports:
         click.echo(f"  {Path(r.files[0]).name}: {r.summary()}")
     if sample and not no_proposals:
-        from workbench.sample import waiting
+        from workbench.service.sample import waiting
         click.echo("  sample proposals: {} candidate facts wait for a curator (workbench candidates list), {} rule "
                    "version(s) for a reviewer (workbench rules list)".format(*waiting(wb)))
 

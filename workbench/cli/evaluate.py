@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from workbench.cli import _emit, command, main
-from workbench.guess import evaluate as ev
 from workbench.service import Workbench
+from workbench.service import evaluation as ev
 
 BAR = 20
 
@@ -40,7 +40,7 @@ def evaluate(wb: Workbench, set_name: str, distractors: bool, scenario: bool, k:
     questions = ev.load_set(path)
     report = ev.evaluate(wb, questions, set_name=str(path), k=k)
     noisy = ev.with_distractors(wb, questions, set_name=str(path), k=k) if distractors else None
-    spec = wb.record_vectors().ready().encoder.spec
+    spec = ev.encoder_spec(wb)
     check = ev.supersession_scenario(wb.user, spec) if scenario else None
     if as_json:
         data: dict[str, Any] = report.to_json()

@@ -7,7 +7,7 @@ import sys
 import click
 
 from workbench.cli import _emit, command, main
-from workbench.review.prompts import DEFAULT, VERSIONS
+from workbench.extraction.prompts import DEFAULT, VERSIONS
 from workbench.service import Workbench
 
 

@@ -10,9 +10,9 @@ import sys
 
 import click
 
-from workbench.answer.model import Answer
 from workbench.cli import _emit, command, main
 from workbench.service import Workbench
+from workbench.values.answers import Answer
 
 AS_OF = click.option("--as-of", metavar="DATE", help="Answer from what was effective on this date (YYYY-MM-DD).")
 JSON = click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")

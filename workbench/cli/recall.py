@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from workbench.cli import _emit, _progress, command, main
-from workbench.guess.recall import PURPOSES
+from workbench.recall.bundles import PURPOSES
 from workbench.service import Workbench
 
 

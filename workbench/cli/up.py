@@ -28,10 +28,9 @@ from types import FrameType
 import click
 
 import workbench
-from workbench import children, sample
-from workbench.cli import Context, _progress, main
+from workbench.cli import Context, _progress, children, main
 from workbench.errors import WorkbenchError
-from workbench.service import Workbench
+from workbench.service import Workbench, sample
 
 HOST = "127.0.0.1"
 APP = Path(__file__).resolve().parent.parent / "ui" / "launch" / "streamlit_app.py"
@@ -103,7 +102,7 @@ def _bind(port: int, option: str) -> socket.socket:
 
 def _prepare(wb: Workbench, ui_url: str) -> None:
     """A new embedded store gets the sample data and its proposals (work for a curator and a
-    reviewer, from a stand-in model: see :mod:`workbench.sample`); a store without users its
+    reviewer, from a stand-in model: see :mod:`workbench.service.sample`); a store without users its
     first admin, who may sign off the sample's rule version, since they neither wrote nor
     proposed it. A store that exists is left as it is."""
     location = str(wb.store.location)

@@ -12,13 +12,13 @@ from typing import Protocol
 
 import pyoxigraph as ox
 
-from workbench import literals, shapes
-from workbench.acts import agent_quads
 from workbench.errors import Invalid
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, agent_iri, source_iri
-from workbench.model import RecordType, Status
+from workbench.imports import literals, shapes
+from workbench.records.acts import agent_quads
 from workbench.store import Batch, Store
 from workbench.store.base import Check
+from workbench.values.records import RecordType, Status
 from workbench.vocab import DCTERMS, PROV, RDF, WB, XSD
 
 

@@ -26,9 +26,10 @@ import pyoxigraph as ox
 
 from workbench import errors, limits
 from workbench.errors import Conflict, ParseError, WorkbenchError
+from workbench.formats import rdf_format
 from workbench.ids import activity_iri
 from workbench.imports.common import ProgressFactory, write_batch
-from workbench.imports.rdf import RdfOptions, RdfPlan, file_graph_quads, plan_rdf, rdf_format
+from workbench.imports.rdf import RdfOptions, RdfPlan, file_graph_quads, plan_rdf
 from workbench.store import Batch, FileLoad, Store
 
 # Files at least this large (in all) are planned beside the write when the store can stage.

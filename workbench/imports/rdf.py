@@ -24,11 +24,12 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from workbench import limits, literals
+from workbench import limits
 from workbench.access.writes import check_graph, check_quad, taken, touches_own
-from workbench.acts import import_activity
 from workbench.errors import Invalid, ParseError
+from workbench.formats import rdf_format
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, SYSTEM_GRAPHS, id_from_iri, record_iri, source_iri
+from workbench.imports import literals
 from workbench.imports.common import (
     AssertionSpec,
     ProgressFactory,
@@ -37,34 +38,13 @@ from workbench.imports.common import (
     check_shapes,
     source_quads,
 )
-from workbench.model import RecordType
-from workbench.names import name_key
+from workbench.names.keys import name_key
 from workbench.progress import open_counted
+from workbench.records.acts import import_activity
+from workbench.values.records import RecordType
 from workbench.vocab import RDF, SKOS, WB
 
-FORMATS = {
-    ".ttl": ox.RdfFormat.TURTLE,
-    ".turtle": ox.RdfFormat.TURTLE,
-    ".trig": ox.RdfFormat.TRIG,
-    ".nt": ox.RdfFormat.N_TRIPLES,
-    ".nq": ox.RdfFormat.N_QUADS,
-    ".jsonld": ox.RdfFormat.JSON_LD,
-    ".json-ld": ox.RdfFormat.JSON_LD,
-    ".rdf": ox.RdfFormat.RDF_XML,
-    ".owl": ox.RdfFormat.RDF_XML,
-    ".xml": ox.RdfFormat.RDF_XML,
-}
 _LABELS = (SKOS.prefLabel, SKOS.altLabel)
-
-
-def rdf_format(path: Path) -> ox.RdfFormat:
-    try:
-        return FORMATS[path.suffix.lower()]
-    except KeyError:
-        known = ", ".join(sorted(FORMATS))
-        raise Invalid(
-            f"cannot tell the RDF format from the extension {path.suffix!r}; use one of {known}", where=str(path)
-        ) from None
 
 
 class _Inspection:

@@ -19,11 +19,10 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from workbench import entities, jsonl, literals
 from workbench.access.writes import Writer, check_term, everything, taken
-from workbench.acts import import_activity
 from workbench.errors import Conflict, Forbidden, Invalid
 from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, record_iri, source_iri
+from workbench.imports import literals
 from workbench.imports.common import (
     AssertionSpec,
     Plan,
@@ -32,10 +31,13 @@ from workbench.imports.common import (
     check_shapes,
     source_quads,
 )
-from workbench.model import Status
-from workbench.names import name_key
-from workbench.relations import Relations, negated
+from workbench.names import entities
+from workbench.names.keys import name_key
+from workbench.names.relations import Relations, negated
+from workbench.records import jsonl
+from workbench.records.acts import import_activity
 from workbench.store import Batch, Store
+from workbench.values.records import Status
 from workbench.vocab import OWL, PREFIXES, RDF, WB, XSD
 
 _PREFIXED = {

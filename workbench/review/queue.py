@@ -26,14 +26,15 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from workbench import entities, jsonl
 from workbench.access.users import Role, require
 from workbench.access.writes import Writer, taken
-from workbench.acts import activity, agent_quads
 from workbench.errors import Conflict, Invalid, NotFound, WorkbenchError
 from workbench.ids import META_GRAPH, QUEUE_GRAPH, candidate_iri, id_from_iri, record_iri, summary_iri
 from workbench.imports.records import RecordsPlanner
-from workbench.names import name_key
+from workbench.names import entities
+from workbench.names.keys import name_key
+from workbench.records import jsonl
+from workbench.records.acts import activity, agent_quads
 from workbench.review import summaries
 from workbench.review.claims import holding
 from workbench.store import Store
@@ -77,8 +78,8 @@ class Candidate:
         return {k: v for k, v in self.__dict__.items()}
 
     def _repr_html_(self) -> str:
-        """Jupyter's rich view: what is proposed, from which text, by whom (:mod:`workbench.notebook`)."""
-        from workbench.notebook import candidate_html
+        """Jupyter's rich view: what is proposed, from which text, by whom (:mod:`workbench.presentation.notebook`)."""
+        from workbench.presentation.notebook import candidate_html
 
         return candidate_html(self)
 
@@ -296,7 +297,7 @@ def checks(store: Store, candidate: Candidate) -> Checks:
 def _conflicts(store: Store, rec: Mapping[str, Any], names: Mapping[str, tuple[str, ...]]) -> list[str]:
     """Facts of the candidate that an active record says do not hold (a recorded negative fact),
     and negative facts of the candidate (a relation "not ...") that an active record states."""
-    from workbench.relations import Relations, negated
+    from workbench.names.relations import Relations, negated
 
     relations = Relations.load(store)
     out = []

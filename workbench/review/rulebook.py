@@ -32,16 +32,16 @@ from urllib.parse import quote
 import pyoxigraph as ox
 
 from workbench.access.users import Role, require, user
-from workbench.acts import activity
 from workbench.errors import Conflict, Forbidden, Invalid, NotFound, WorkbenchError
-from workbench.files import write_atomically
 from workbench.ids import RULES_GRAPH, id_from_iri
+from workbench.records.acts import activity
 from workbench.review.claims import holding
 from workbench.review.queue import Proposal
 from workbench.rules.check import CaseResult, run_tests
 from workbench.rules.load import check_set, load_file
-from workbench.rules.model import Rule, RuleSet
 from workbench.store import Store
+from workbench.store.files import write_atomically
+from workbench.values.rules import Rule, RuleSet
 from workbench.vocab import DCTERMS, PREFIXES, PROV, RDF, SH, WB, WB_NS, XSD
 
 RULE_PREFIX = "urn:wb:rule:"

@@ -23,16 +23,16 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from workbench.answer.model import Derived
-from workbench.answer.proofs import Prover
-from workbench.answer.render import proof_lines, source
+from workbench.answers.proofs import Prover
 from workbench.ids import META_GRAPH, id_from_iri
 from workbench.records import effective
 from workbench.review.rulebook import with_version
 from workbench.rules.engine import Engine
-from workbench.rules.model import Closure, Node, Premise, Rule, RuleSet, Var
 from workbench.rules.proof import Fact, Step, Support
 from workbench.store import Store
+from workbench.values.answers import Derived
+from workbench.values.rules import Closure, Node, Premise, Rule, RuleSet, Var
+from workbench.values.words import proof_lines, source
 from workbench.vocab import PREFIXES
 
 Triple = tuple[Node, ox.NamedNode, Node]

@@ -2,7 +2,7 @@
 candidate and approved by a curator. A summary holds the ids and digests of exactly the records
 it summarises and is **fresh** only while every one of them is still active and unchanged: the
 moment one is superseded, retracted or erased it reads as **stale**, with the reason (an erased
-record keeps its link, not its digest: :func:`erase_quads`). Freshness
+record keeps its link, not its digest: :func:`workbench.records.lifecycle.summary_copies`). Freshness
 is computed on every read, so there is no moment at which a stale summary passes for fresh. A
 summary is never evidence: answers read assertions only, and this graph is not one.
 
@@ -19,7 +19,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from workbench.errors import Conflict, Invalid
-from workbench.ids import AUDIT_GRAPH, META_GRAPH, QUEUE_GRAPH, SUMMARIES_GRAPH, id_from_iri, record_iri, summary_iri
+from workbench.ids import AUDIT_GRAPH, META_GRAPH, SUMMARIES_GRAPH, id_from_iri, record_iri, summary_iri
 from workbench.store import Store
 from workbench.vocab import PREFIXES, PROV, RDF, WB
 
@@ -118,7 +118,7 @@ def summaries(store: Store, *, of: str | None = None, include_stale: bool = Fals
         {{ ?s wb:summarizes ?r }} UNION {{ ?s wb:basis ?basis }} OPTIONAL {{ ?s wb:summaryText ?text }} }} }}"""
     )
     # The records a summary rests on are its wb:summarizes links; each has a basis (ID@DIGEST)
-    # until the record is erased, which takes the digest with it (see erase_quads).
+    # until the record is erased, which takes the digest with it (see records.lifecycle.summary_copies).
     texts: dict[str, str] = {}
     digests: dict[str, dict[str, str]] = {}
     for r in rows:
@@ -146,24 +146,3 @@ def summaries(store: Store, *, of: str | None = None, include_stale: bool = Fals
         if s.fresh or include_stale:
             out.append(s)
     return out
-
-
-def erase_quads(store: Store, record: ox.NamedNode) -> list[ox.Quad]:
-    """The text of every summary resting on an erased record, the record's basis in it (its
-    digest would let anyone confirm a guess of the erased content), and the candidate it was
-    approved from: erased with it (the summary's links stay, content-free, so the audit can tell
-    it existed, and it reads as stale: "ID is erased")."""
-    rid = id_from_iri(record)
-    bases = store.select(
-        PREFIXES + f"SELECT ?s ?b WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s wb:summarizes {record} ; wb:basis ?b }} }}"
-    )
-    doomed = {ox.Quad(r["s"], WB.basis, r["b"], SUMMARIES_GRAPH) for r in bases  # type: ignore[arg-type]
-              if r["b"] is not None and r["b"].value.rpartition("@")[0] == rid}
-    rows = store.select(
-        PREFIXES + f"""SELECT ?s ?t ?c ?p ?o WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s wb:summarizes {record} ;
-        wb:summaryText ?t OPTIONAL {{ ?s wb:fromCandidate ?c }} }}
-        OPTIONAL {{ GRAPH {QUEUE_GRAPH} {{ ?c ?p ?o FILTER(?p IN (wb:payload, wb:sourceSpan)) }} }} }}"""
-    )
-    out = {ox.Quad(r["s"], WB.summaryText, r["t"], SUMMARIES_GRAPH) for r in rows}  # type: ignore[arg-type]
-    out |= {ox.Quad(r["c"], r["p"], r["o"], QUEUE_GRAPH) for r in rows if r["p"] is not None}  # type: ignore[arg-type]
-    return sorted(out | doomed, key=str)

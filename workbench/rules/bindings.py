@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pyoxigraph as ox
 
-from workbench.rules.model import Closure, Filter, Node, NotExists, Premise, Slot, Var
 from workbench.rules.proof import Row, Triple
+from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Slot, Var
 
 
 def domains(rows: list[Row], filters: list[Filter | NotExists], bound: set[str]) -> list[Row]:

@@ -17,8 +17,8 @@ import pyoxigraph as ox
 from workbench.errors import ParseError
 from workbench.ids import META_GRAPH, record_iri
 from workbench.rules.engine import Engine
-from workbench.rules.model import METADATA_PREDICATES, Rule, RuleSet, TestCase
 from workbench.store import MemoryStore, Store
+from workbench.values.rules import METADATA_PREDICATES, Rule, RuleSet, TestCase
 from workbench.vocab import WB
 
 TEST_PREFIXES = """@prefix wb: <https://w3id.org/workbench/ns#> .

@@ -20,8 +20,8 @@ from rdflib import BNode, Literal, URIRef, Variable
 from rdflib.paths import InvPath, MulPath, Path, SequencePath
 
 from workbench.errors import Invalid, ParseError
-from workbench.rules.model import Closure, Filter, NotExists, Premise, Slot, Var
 from workbench.sparqlcheck import check_query, on_new_thread
+from workbench.values.rules import Closure, Filter, NotExists, Premise, Slot, Var
 
 _UPDATE = re.compile(r"^\s*(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b", re.IGNORECASE)
 _PROLOGUE = re.compile(r"^\s*(PREFIX\s+\S*\s*<[^>]*>|BASE\s*<[^>]*>|#[^\n]*)", re.IGNORECASE)

@@ -48,9 +48,9 @@ from workbench.rules.bindings import (
     value,
     values_block,
 )
-from workbench.rules.model import Closure, Filter, Node, NotExists, Premise, Rule, RuleSet, Var
 from workbench.rules.proof import Fact, Match, Result, Row, Step, Triple, better
 from workbench.store import Store
+from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Rule, RuleSet, Var
 from workbench.vocab import PREFIXES
 
 TableKey = tuple[str, int, frozenset[tuple[str, Node]]]

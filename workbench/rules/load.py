@@ -18,8 +18,8 @@ import pyoxigraph as ox
 from workbench import limits
 from workbench.errors import Invalid, ParseError
 from workbench.rules.compile import Body, _Fresh, parse_construct, path_premises
-from workbench.rules.model import THIS, Closure, Premise, Rule, RuleSet, TestCase, Var
 from workbench.sparqlcheck import MAX_DEPTH
+from workbench.values.rules import THIS, Closure, Premise, Rule, RuleSet, TestCase, Var
 from workbench.vocab import DCTERMS, RDF, RDFS, SH, WB
 
 _STATUS = {WB.Active.value: "active", WB.Draft.value: "draft", WB.Retired.value: "retired"}
@@ -262,7 +262,7 @@ def _path(g: _Graph, node: object, where: str, used: set[object], depth: int = 0
 def _add_target(body: Body, target: Premise, g: _Graph, fresh: _Fresh, where: str) -> None:
     """The shape's target as a first premise, unless the body already implies it."""
     if target.p == ox.NamedNode("urn:wb:rules:is"):
-        from workbench.rules.model import Filter
+        from workbench.values.rules import Filter
 
         body.filters.insert(0, Filter(sparql=f"(?v_this = {target.o})", vars=frozenset({"this"})))
         return

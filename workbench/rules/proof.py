@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
-from workbench.rules.model import Node, Premise, Rule
+from workbench.values.rules import Node, Premise, Rule
 
 Triple = tuple[Node, ox.NamedNode, Node]
 

@@ -28,13 +28,13 @@ from workbench import limits
 from workbench.access import users
 from workbench.access.users import Role, User
 from workbench.errors import Invalid, ParseError
-from workbench.model import Status
 from workbench.server import calls
 from workbench.server.access import REALM, authenticate
 from workbench.server.protocol import ProtocolError
 from workbench.server.routes import ROUTES, TABLE, ApiRoute, openapi, validate
 from workbench.server.sparql import read_body
 from workbench.service import Workbench
+from workbench.values.records import Status
 
 KINDS = {401: "Unauthorized", 413: "TooLarge", 415: "UnsupportedMediaType"}
 BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}  # in query strings

@@ -22,16 +22,13 @@ from typing import Any
 from workbench.access import users
 from workbench.access.users import Role
 from workbench.errors import Invalid, WorkbenchError
-from workbench.guess import evaluate as ev
-from workbench.model import RecordType
+from workbench.formats import UPLOADS
 from workbench.server.routespec import ApiRoute
 from workbench.service import Workbench
+from workbench.service import evaluation as ev
+from workbench.values.records import RecordType
 
 Call = Callable[[Workbench, dict[str, Any]], Any]
-# The RDF formats an upload may be in, by the names the route takes, as the extension the
-# import tells formats by.
-RDF_FORMATS = {"turtle": ".ttl", "trig": ".trig", "ntriples": ".nt", "nquads": ".nq", "jsonld": ".jsonld",
-               "rdfxml": ".rdf"}
 MAX_K = 1000  # records the plain recipe returns per question, at most
 SETS = {"dev": ev.DEV_SET}  # question sets the API evaluates: shipped ones only, never a server path
 
@@ -103,9 +100,10 @@ def import_records(wb: Workbench, a: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def import_rdf(wb: Workbench, a: Mapping[str, Any]) -> dict[str, Any]:
-    suffix = RDF_FORMATS.get(str(a["format"]).strip().lower())
-    if suffix is None:
-        raise Invalid(f"unknown RDF format {a['format']!r}; use one of {', '.join(RDF_FORMATS)}", where="format")
+    fmt = UPLOADS.get(str(a["format"]).strip().lower())
+    if fmt is None:
+        raise Invalid(f"unknown RDF format {a['format']!r}; use one of {', '.join(UPLOADS)}", where="format")
+    suffix = fmt.extensions[0]
     try:
         rtype = RecordType.parse(a["type"]) if a.get("type") is not None else None
     except ValueError as exc:
@@ -151,5 +149,5 @@ def evaluate(wb: Workbench, a: Mapping[str, Any]) -> dict[str, Any]:
     if a.get("distractors"):
         data["distractors"] = ev.with_distractors(wb, questions, set_name=name, k=k).to_json()
     if a.get("scenario"):
-        data["scenario"] = ev.supersession_scenario(wb.user, wb.record_vectors().ready().encoder.spec).to_json()
+        data["scenario"] = ev.supersession_scenario(wb.user, ev.encoder_spec(wb)).to_json()
     return data

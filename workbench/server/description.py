@@ -9,19 +9,9 @@ from __future__ import annotations
 
 import pyoxigraph as ox
 
-from workbench.server.negotiation import GRAPHS, RESULTS
+from workbench.formats import GRAPHS, RESULTS
 
 SD = "http://www.w3.org/ns/sparql-service-description#"
-FORMATS = {
-    "application/sparql-results+json": "SPARQL_Results_JSON",
-    "application/sparql-results+xml": "SPARQL_Results_XML",
-    "text/csv": "SPARQL_Results_CSV",
-    "text/tab-separated-values": "SPARQL_Results_TSV",
-    "text/turtle": "Turtle",
-    "application/n-triples": "N-Triples",
-    "application/ld+json": "JSON-LD",
-    "application/rdf+xml": "RDF_XML",
-}
 
 
 def service_description(endpoint: str, *, updates: bool = False) -> bytes:
@@ -74,7 +64,7 @@ def service_description(endpoint: str, *, updates: bool = False) -> bytes:
     if updates:
         triples.append(ox.Triple(service, sd("supportedLanguage"), sd("SPARQL11Update")))
     for fmt in (*RESULTS, *GRAPHS):
-        iri = ox.NamedNode("http://www.w3.org/ns/formats/" + FORMATS[fmt.media_type])
+        iri = ox.NamedNode(fmt.w3c_iri)
         triples.append(ox.Triple(service, sd("resultFormat"), iri))
     return ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes={"sd": SD}) or b""
 

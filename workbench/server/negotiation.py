@@ -14,31 +14,9 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from workbench.formats import GRAPHS, RESULTS, Format
 
-
-@dataclass(frozen=True)
-class Format:
-    """A serialisation: its name in :meth:`Workbench.sparql` and the media type it is sent as."""
-
-    name: str
-    media_type: str
-    aliases: tuple[str, ...] = ()
-
-
-# In order of preference; the first is the default.
-RESULTS = (
-    Format("json", "application/sparql-results+json", ("application/json",)),
-    Format("xml", "application/sparql-results+xml", ("application/xml", "text/xml")),
-    Format("csv", "text/csv"),
-    Format("tsv", "text/tab-separated-values"),
-)
-GRAPHS = (
-    Format("turtle", "text/turtle", ("application/x-turtle",)),
-    Format("ntriples", "application/n-triples", ("text/plain",)),
-    Format("jsonld", "application/ld+json"),
-    Format("xml", "application/rdf+xml", ("application/xml", "text/xml")),
-)
+__all__ = ["GRAPHS", "RESULTS", "Format", "choose", "prefers"]
 
 
 def _ranges(accept: str) -> list[tuple[str, float]]:

@@ -29,12 +29,13 @@ from starlette.responses import PlainTextResponse, Response
 
 from workbench.access.users import Role, User
 from workbench.errors import ParseError, Unsupported, WorkbenchError
+from workbench.formats import parse_answer
 from workbench.server import negotiation, updates
 from workbench.server.access import authenticate
 from workbench.server.description import service_description
 from workbench.server.protocol import ProtocolError, QueryRequest, UpdateRequest, read_request
 from workbench.server.runner import QueryRunner
-from workbench.service import GRAPH_FORMATS, RESULT_FORMATS, Workbench
+from workbench.service import Workbench
 from workbench.sparqlcheck import UPDATE_FORMS, query_form
 
 log = logging.getLogger(__name__)
@@ -183,9 +184,7 @@ def _more_than(data: bytes, fmt: str, graph: bool, limit: int) -> bool:
     if fmt == "csv":  # lossy, so pyoxigraph does not parse it back; the csv module counts records
         rows = csv.reader(io.StringIO(data.decode("utf-8"), newline=""))
         return any(n > limit for n, _ in enumerate(rows, start=0))
-    items = (
-        ox.parse(data, GRAPH_FORMATS[fmt]) if graph else ox.parse_query_results(data, RESULT_FORMATS[fmt])
-    )
+    items = parse_answer(data, fmt, graph=graph)
     if isinstance(items, ox.QueryBoolean):
         return False
     return any(n > limit for n, _ in enumerate(items, start=1))

@@ -34,6 +34,7 @@ column are the update's.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import shutil
 import tempfile
@@ -311,7 +312,7 @@ def land(wb: Workbench, user: User, inserted: Inserted) -> dict[str, Any]:
     if not inserted.quads:
         return {"import": None, "source": None, "said_by": user.name, "records_added": 0, "records_unchanged": 0,
                 "quads_added": 0, "graphs": []}
-    now = wb.now()
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     source = f"sparql-update:{now}-{uuid.uuid4().hex[:8]}"
     # The import checks the graphs as the user may see them (access.writes): one they may not
     # see is "taken", whatever the update holds.

@@ -45,9 +45,9 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from workbench.errors import Conflict, Invalid, NotFound, StoreUnavailable
-from workbench.files import fsync_dir, write_atomically
 from workbench.progress import open_counted
 from workbench.store.base import Batch, Capabilities, Check, FileLoad, Progress, Store
+from workbench.store.files import fsync_dir, write_atomically
 from workbench.store.pyox import PyoxStore
 
 FORMAT_VERSION = 1

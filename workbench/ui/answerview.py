@@ -14,14 +14,14 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from workbench.answer.graph import has_proofs, leaves, proof_dot, where
-from workbench.answer.model import Answer, Finding, Recorded
-from workbench.guess.model import Guess
-from workbench.guess.recall import Bundle, Memory
-from workbench.model import Record, Source
+from workbench.presentation.dot import has_proofs, leaves, proof_dot, where
+from workbench.recall.bundles import Bundle, Memory
 from workbench.ui import session
 from workbench.ui.common import acting, tier_badge
 from workbench.ui.md import md
+from workbench.values.answers import Answer, Finding, Recorded
+from workbench.values.guesses import Guess
+from workbench.values.records import Record, Source
 
 _RECORDS = "answerview.records"  # record id -> Record, fetched once per session
 

@@ -14,7 +14,7 @@ import streamlit as st
 
 from workbench.access.users import Role
 from workbench.errors import Conflict, Forbidden, Invalid, NotFound, ParseError, StoreUnavailable, WorkbenchError
-from workbench.notebook import TIER_LABELS
+from workbench.presentation.notebook import TIER_LABELS
 from workbench.ui import session
 
 # Tier -> (label, colour) for st.badge: the notebook's words; guesses stand apart in their own colour.

@@ -32,7 +32,7 @@ import pyoxigraph as ox
 from workbench.errors import WorkbenchError
 from workbench.review.rulebook import parse_text
 from workbench.rules.check import CaseResult, run_tests
-from workbench.rules.model import Rule, RuleSet
+from workbench.values.rules import Rule, RuleSet
 
 _TURTLE_AT = re.compile(r"line (\d+),? (?:column|between columns) (\d+)")
 _SPARQL_AT = re.compile(r"sh:construct, line (\d+), column (\d+)")

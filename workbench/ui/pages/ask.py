@@ -12,11 +12,11 @@ import datetime as dt
 
 import streamlit as st
 
-from workbench.answer.model import Answer
-from workbench.guess.recall import Bundle
+from workbench.recall.bundles import Bundle
 from workbench.ui import session
 from workbench.ui.answerview import show_answer, show_bundle
 from workbench.ui.common import acting
+from workbench.values.answers import Answer
 
 KEY = "ask"
 EXAMPLES = ('"my car" needs gas · Sparky needs · me "advisor\'s university" · "Paris Hilton" "located in"')

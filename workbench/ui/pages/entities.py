@@ -20,12 +20,12 @@ import streamlit as st
 from workbench.access.users import Role
 from workbench.client import Client
 from workbench.errors import WorkbenchError
-from workbench.model import Entity
-from workbench.names import name_key
-from workbench.notebook import frame
+from workbench.names.keys import name_key
+from workbench.presentation.notebook import frame
 from workbench.ui import session
 from workbench.ui.common import acting, explain
 from workbench.ui.md import code, md
+from workbench.values.records import Entity
 
 ALIKE = 0.85  # the default difflib ratio at which two names are suggested as duplicates
 MAX_NAMES = 1000  # more names than this: filter the list first

@@ -17,14 +17,14 @@ from urllib.parse import unquote
 import streamlit as st
 
 from workbench.access.users import Role
-from workbench.audit import Event
 from workbench.client import Client
 from workbench.errors import NotFound, WorkbenchError
-from workbench.model import Record, Status, Tombstone
-from workbench.notebook import frame, short
+from workbench.presentation.notebook import frame, short
+from workbench.records.audit import Event
 from workbench.ui import session
 from workbench.ui.common import explain
 from workbench.ui.md import code, md
+from workbench.values.records import Record, Status, Tombstone
 
 MAX_CHOICES = 200
 STATUS_COLOURS = {"active": "green", "superseded": "orange", "retracted": "gray"}

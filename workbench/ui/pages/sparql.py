@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from workbench import formats
 from workbench.client import Client
 from workbench.errors import WorkbenchError
 from workbench.ui import session
@@ -40,14 +41,10 @@ EXAMPLES = {
     "The triples of one record": (
         "CONSTRUCT { ?s ?p ?o }\nWHERE { GRAPH <urn:wb:record:m-car-1> { ?s ?p ?o } }"),
 }
-# Download formats by kind of result: (format Client.sparql takes, button label, file extension, MIME type).
-TABLE_FORMATS = (("json", "JSON", "srj", "application/sparql-results+json"),
-                 ("xml", "XML", "srx", "application/sparql-results+xml"),
-                 ("csv", "CSV", "csv", "text/csv"),
-                 ("tsv", "TSV", "tsv", "text/tab-separated-values"))
-GRAPH_FORMATS = (("turtle", "Turtle", "ttl", "text/turtle"),
-                 ("ntriples", "N-Triples", "nt", "application/n-triples"),
-                 ("jsonld", "JSON-LD", "jsonld", "application/ld+json"))
+# Download formats by kind of result: (format Client.sparql takes, button label, file extension, MIME type);
+# graphs in the three formats people open (the endpoint also answers RDF/XML).
+TABLE_FORMATS = tuple((f.name, f.label, f.extensions[0][1:], f.media_type) for f in formats.RESULTS)
+GRAPH_FORMATS = tuple((f.name, f.label, f.extensions[0][1:], f.media_type) for f in formats.GRAPHS if f.name != "xml")
 PROLOGUE = re.compile(r"\s*(?:#[^\n]*(?:\n|$)|BASE\s*<[^>]*>|PREFIX\s*[^\s:]*:\s*<[^>]*>)", re.IGNORECASE)
 FORM = re.compile(r"\s*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.IGNORECASE)
 AT = re.compile(r"\bat (\d+):(\d+)\b")

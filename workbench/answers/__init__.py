@@ -1,0 +1,1 @@
+"""Questions to tiered answers: facts (recorded, derived), counts, current states, decisions."""

@@ -1,0 +1,115 @@
+"""Decisions: which decision governs a scope now (or as of a date), who decided it, on what
+source, what it superseded and why.
+
+The current-decision rule draws the conclusion (a decision applies to the scope and nothing the
+read sees supersedes it); this module adds the decision's details and its supersession history.
+Two decisions governing one scope at once, neither superseding the other, is ``conflicting``.
+"""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+
+from workbench import records
+from workbench.answers.evidence import Labels
+from workbench.answers.proofs import Prover
+from workbench.ids import META_GRAPH
+from workbench.rules.engine import Engine
+from workbench.store import Store
+from workbench.values.answers import Answer, Finding, Tier
+from workbench.values.records import Record, Tombstone
+from workbench.values.rules import RuleSet
+from workbench.vocab import PREFIXES, WB
+
+
+def decision(
+    store: Store,
+    rules: RuleSet,
+    *,
+    scope: ox.NamedNode,
+    as_of: str | None,
+    question: str,
+    params: tuple[tuple[str, str], ...],
+) -> Answer:
+    engine = Engine(store, rules, as_of=as_of)
+    found = engine.solve(scope, WB.governedBy).found
+    iris = sorted((t[2] for t in found), key=str)
+    recs = {r.iri: r for r in records.load(store, iris)}  # type: ignore[arg-type]
+    people = [ox.NamedNode(r.decided_by) for r in recs.values() if r.decided_by]
+    prover = Prover(store, found.values(), extra_terms=[scope, *people])
+    name = prover.labels(scope)
+    common = dict(kind="decision", question=question, as_of=as_of, params=params, incomplete=engine.incomplete)
+    if not found:
+        return Answer(
+            tier=Tier.NO_EVIDENCE,
+            **common,  # type: ignore[arg-type]
+            summary=f"No evidence: no decision recorded for {name} governs it" + (f" as of {as_of}." if as_of else "."),
+        )
+    findings = []
+    history: list[Finding] = []
+    for iri in iris:
+        rec = recs[iri.value]
+        support = found[(scope, WB.governedBy, iri)]
+        findings.append(
+            Finding(
+                value=str(iri),
+                label=rec.statement,
+                proofs=(prover.proof(support),),
+                note=rec.id,
+                details=_details(store, rec, prover.labels),
+            )
+        )
+        history += [_event(x) for x in records.chain(store, rec.id) if not (isinstance(x, Record) and x.iri == rec.iri)]
+    tier = Tier.DERIVED if len(findings) == 1 else Tier.CONFLICTING
+    when = f" as of {as_of}" if as_of else " now"
+    if tier is Tier.CONFLICTING:
+        summary = f"Conflicting: {len(findings)} decisions govern {name}{when}, and none supersedes the other."
+    else:
+        summary = f"{name} is governed{when} by {findings[0].note}: {findings[0].label}"
+    return Answer(tier=tier, findings=tuple(findings), history=tuple(history), summary=summary, **common)  # type: ignore[arg-type]
+
+
+def _details(store: Store, rec: Record, words: Labels) -> tuple[tuple[str, str], ...]:
+    out = [("decision", rec.id)]
+    if rec.decided_by:
+        out.append(("decided by", words(ox.NamedNode(rec.decided_by))))
+    src = rec.source
+    out.append(("source", ", ".join(x for x in (src.id, src.locator, src.captured_at) if x)))
+    if src.text:
+        out.append(("source says", src.text))
+    for sup in _supported_by(store, rec):
+        out.append(("supported by", sup))
+    if rec.effective_from:
+        out.append(("effective from", rec.effective_from))
+    for old in rec.supersedes:
+        try:
+            earlier = records.get(store, old)
+            out.append(("supersedes", f"{old}: {earlier.statement}"))
+        except Exception:  # noqa: BLE001 - an erased predecessor shows as its id only
+            out.append(("supersedes", old))
+        out.append(("why", _why(store, rec) or src.text or rec.statement))
+    return tuple(out)
+
+
+def _supported_by(store: Store, rec: Record) -> list[str]:
+    rows = store.select(
+        PREFIXES + f"SELECT ?id ?loc WHERE {{ GRAPH {META_GRAPH} {{ <{rec.iri}> wb:supportedBy ?s . "
+        "?s dcterms:identifier ?id OPTIONAL { ?s wb:locator ?loc } } } ORDER BY ?id"
+    )
+    return [", ".join(v.value for v in (r["id"], r["loc"]) if v is not None) for r in rows]
+
+
+def _why(store: Store, rec: Record) -> str | None:
+    """The reason a person gave when they marked the supersession, if they did it by command."""
+    rows = store.select(
+        PREFIXES + f"SELECT ?why WHERE {{ GRAPH ?g {{ ?a a wb:Supersession ; prov:generated <{rec.iri}> ; "
+        "wb:reason ?why } } LIMIT 1"
+    )
+    return rows[0]["why"].value if rows else None  # type: ignore[union-attr]
+
+
+def _event(x: Record | Tombstone) -> Finding:
+    if isinstance(x, Tombstone):
+        return Finding(value=f"<{x.iri}>", label="(erased)", note=f"erased {x.erased_at}: {x.reason}")
+    dates = x.effective_from or x.created_at
+    return Finding(value=f"<{x.iri}>", label=x.statement, note=f"{x.id}, {x.status.value}, from {dates}")

@@ -1,0 +1,277 @@
+"""Entities and their names: exact resolution, aliases, merges and splits, all over SPARQL.
+
+A name binds through its key (:func:`workbench.names.keys.name_key`) and nothing else. Aliases are
+registered by a person and may not be taken by another entity. A merge states ``owl:sameAs`` from
+the merged entity to the one kept, as an attributed act; a split removes that statement and
+records that it undid the merge. Resolution follows merges to the entity kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+
+import pyoxigraph as ox
+
+from workbench.errors import Ambiguous, Conflict, Invalid, NotFound
+from workbench.ids import ENTITIES_GRAPH, entity_iri, entity_slug
+from workbench.names.keys import name_key
+from workbench.records.acts import activity
+from workbench.store import Store
+from workbench.values.records import Entity, Resolution
+from workbench.vocab import OWL, PREFIXES, PROV, RDF, SKOS, WB
+
+
+def literal(text: str) -> str:
+    """A SPARQL string literal, escaped."""
+    return str(ox.Literal(text))
+
+
+def _matches(store: Store, keys: Iterable[str]) -> list[tuple[str, str, str]]:
+    """(key, entity carrying the name, entity it binds to after following merges) for each key.
+
+    A name binds through a ``wb:nameKey`` in the entities graph, or through a SKOS label that is
+    already its own key (imports add a key only where the label differs from it, which keeps
+    bulk common sense with hundreds of thousands of names cheap to load).
+    """
+    keys = sorted(set(keys))
+    out: list[tuple[str, str, str]] = []
+    for start in range(0, len(keys), 500):
+        values = " ".join(literal(k) for k in keys[start : start + 500])
+        rows = store.select(
+            PREFIXES + f"SELECT DISTINCT ?k ?e ?c WHERE {{ VALUES ?k {{ {values} }} "
+            f"{{ GRAPH {ENTITIES_GRAPH} {{ ?e wb:nameKey ?k }} }} "
+            "UNION { GRAPH ?g { ?e skos:prefLabel ?k } } UNION { GRAPH ?g { ?e skos:altLabel ?k } } "
+            f"OPTIONAL {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs+ ?m . FILTER NOT EXISTS {{ ?m owl:sameAs ?d }} }} }} "
+            "BIND(COALESCE(?m, ?e) AS ?c) }"
+        )
+        out += [(r["k"].value, r["e"].value, r["c"].value) for r in rows]  # type: ignore[union-attr]
+    return out
+
+
+def resolve_keys(store: Store, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """For each name key, the entities it binds to after following merges (sorted IRIs)."""
+    keys = sorted(set(keys))
+    found: dict[str, set[str]] = {k: set() for k in keys}
+    for key, _, bound in _matches(store, keys):
+        found[key].add(bound)
+    return {k: tuple(sorted(iris)) for k, iris in found.items()}
+
+
+def resolve(store: Store, name: str) -> Resolution:
+    """Bind a name exactly: one entity, several (ambiguous) or none (unknown)."""
+    return resolve_all(store, [name])[name]
+
+
+def resolve_all(store: Store, names: Iterable[str]) -> dict[str, Resolution]:
+    """:func:`resolve` for several names, in one query."""
+    names = list(names)
+    found = resolve_keys(store, [name_key(n) for n in names])
+    out = {}
+    for name in names:
+        iris = found[name_key(name)]
+        outcome = "bound" if len(iris) == 1 else ("ambiguous" if iris else "unknown")
+        out[name] = Resolution(name=name, outcome=outcome, entities=iris)
+    return out
+
+
+def entity_ref(store: Store, ref: str) -> ox.NamedNode:
+    """An entity named by ``<IRI>``, a ``urn:``/``http(s):`` IRI, or a name that binds exactly."""
+    text = ref.strip()
+    if text.startswith("<") and text.endswith(">"):
+        text = text[1:-1]
+    if text.startswith(("urn:", "http://", "https://")):
+        node = ox.NamedNode(text)
+        if not store.ask(f"ASK {{ GRAPH {ENTITIES_GRAPH} {{ {node} ?p ?o }} }}"):
+            raise NotFound(f"no entity {node}")
+        return node
+    res = resolve(store, ref)
+    if res.outcome == "ambiguous":
+        raise Ambiguous(ref, res.entities)
+    if res.outcome == "unknown":
+        raise NotFound(f"no entity is named {ref!r} (names bind exactly; see `workbench entities list`)")
+    return ox.NamedNode(res.entities[0])
+
+
+def mint(store: Store, name: str, taken: set[str], *, seed: str | None = None) -> ox.NamedNode:
+    """A new entity IRI from a readable stem, unused in the store and in ``taken``. With a
+    ``seed`` (an entity only restricted records name) the stem carries a digest of it, so the IRI
+    does not occupy the plain stem someone who may not see it would get for the same name."""
+    stem = entity_slug(name)
+    if seed is not None:
+        stem += "-" + hashlib.sha256(seed.encode()).hexdigest()[:8]
+    for n in range(1, 10_000):
+        iri = entity_iri(stem if n == 1 else f"{stem}-{n}")
+        if iri.value in taken:
+            continue
+        if not store.ask(f"ASK {{ GRAPH {ENTITIES_GRAPH} {{ {iri} ?p ?o }} }}"):
+            taken.add(iri.value)
+            return iri
+    raise Conflict(f"too many entities share the stem {stem!r}")
+
+
+def _label(name: str, lang: str | None) -> ox.Literal:
+    """A name as a literal, in ``lang`` if given. Raises Invalid for a tag that is not BCP 47."""
+    if not lang:
+        return ox.Literal(name)
+    try:
+        return ox.Literal(name, language=lang)
+    except ValueError as exc:
+        raise Invalid(f"{lang!r} is not a language tag (en, zh, pt-BR): {exc}", where="lang") from None
+
+
+def entity_quads(iri: ox.NamedNode, name: str, activity: ox.NamedNode, lang: str | None = None) -> list[ox.Quad]:
+    """The quads that create an entity with its first name."""
+    g = ENTITIES_GRAPH
+    label = _label(name, lang)
+    return [
+        ox.Quad(iri, RDF.type, WB.Entity, g),
+        ox.Quad(iri, SKOS.prefLabel, label, g),
+        ox.Quad(iri, WB.nameKey, ox.Literal(name_key(name)), g),
+        ox.Quad(iri, PROV.wasGeneratedBy, activity, g),
+    ]
+
+
+def add(store: Store, name: str, *, actor: str, now: str, lang: str | None = None) -> ox.NamedNode:
+    """Register a new entity under a name, even if the name is already taken (then it is ambiguous)."""
+    act, quads = activity("entity", PROV.Activity, actor=actor, now=now, graph=ENTITIES_GRAPH)
+    iri = mint(store, name, set())
+    quads += entity_quads(iri, name, act, lang)
+    store.apply(insert=quads)
+    return iri
+
+
+def add_alias(
+    store: Store, ref: str, alias: str, *, actor: str, now: str, lang: str | None = None, seen: Store | None = None
+) -> ox.NamedNode:
+    """Register ``alias`` for an entity. Raises :class:`Conflict` if another entity has that name.
+    ``seen`` is the store as the writer may see it (default: all of it): the entity and the
+    names that would conflict are looked up there, so nothing they may not see is named."""
+    seen = seen or store
+    iri = entity_ref(seen, ref)
+    key = name_key(alias)
+    current = canonical(seen, iri)
+    bound = resolve_keys(seen, [key])[key]
+    holders = [e for e in bound if e != current.value]
+    if holders:
+        raise Conflict(
+            f"the alias {alias!r} is already a name of {', '.join('<' + h + '>' for h in holders)}; "
+            "merge the entities if they are the same, or choose another alias",
+            holders=holders,
+        )
+    if current.value in bound:
+        return iri  # already a name of this entity: nothing to register
+    act, quads = activity("alias", WB.AliasRegistration, actor=actor, now=now, graph=ENTITIES_GRAPH)
+    label = _label(alias, lang)
+    g = ENTITIES_GRAPH
+    quads += [
+        ox.Quad(act, WB.aliasOf, iri, g),
+        ox.Quad(act, WB.alias, label, g),
+        ox.Quad(iri, SKOS.altLabel, label, g),
+        ox.Quad(iri, WB.nameKey, ox.Literal(key), g),
+    ]
+    store.apply(insert=quads)
+    return iri
+
+
+def canonical(store: Store, iri: ox.NamedNode) -> ox.NamedNode:
+    rows = store.select(
+        PREFIXES + f"SELECT ?c WHERE {{ GRAPH {ENTITIES_GRAPH} {{ {iri} owl:sameAs* ?c . "
+        "FILTER NOT EXISTS { ?c owl:sameAs ?d } } }"
+    )
+    return rows[0]["c"] if rows else iri  # type: ignore[return-value]
+
+
+def merge(
+    store: Store, keep: str, other: str, *, actor: str, now: str, reason: str, seen: Store | None = None
+) -> ox.NamedNode:
+    """State that ``other`` is the same entity as ``keep``; returns the merge activity. Both are
+    looked up in ``seen`` (see :func:`add_alias`)."""
+    seen = seen or store
+    kept = canonical(seen, entity_ref(seen, keep))
+    merged = canonical(seen, entity_ref(seen, other))
+    if kept == merged:
+        raise Conflict(f"{kept} and {merged} are already the same entity")
+    act, quads = activity("merge", WB.Merge, actor=actor, now=now, graph=ENTITIES_GRAPH, reason=reason)
+    g = ENTITIES_GRAPH
+    quads += [
+        ox.Quad(act, WB.mergedEntity, merged, g),
+        ox.Quad(act, WB.mergedInto, kept, g),
+        ox.Quad(merged, OWL.sameAs, kept, g),
+    ]
+    store.apply(insert=quads)
+    return act
+
+
+def split(store: Store, ref: str, *, actor: str, now: str, reason: str, seen: Store | None = None) -> ox.NamedNode:
+    """Undo the merge that folded this entity into another; returns the split activity. The
+    entity and its merge are looked up in ``seen`` (see :func:`add_alias`)."""
+    lookup = seen or store
+    text = ref.strip().strip("<>")
+    if text.startswith(("urn:", "http://", "https://")):
+        iri = ox.NamedNode(text)
+    else:
+        # A merged entity no longer binds by name (its names lead to the one kept): find the
+        # entities that carry the name and were merged away.
+        carriers = _matches(lookup, [name_key(ref)])
+        merged = sorted({e for _, e, bound in carriers if e != bound})
+        if not carriers:
+            raise NotFound(f"no entity is named {ref!r}")
+        if len(merged) != 1:
+            raise Invalid(f"name the merged entity by its IRI; {ref!r} names {len(merged)} merged entities")
+        iri = ox.NamedNode(merged[0])
+    rows = lookup.select(
+        PREFIXES + f"SELECT ?m ?into WHERE {{ GRAPH {ENTITIES_GRAPH} {{ {iri} owl:sameAs ?into . "
+        f"?m a wb:Merge ; wb:mergedEntity {iri} ; wb:mergedInto ?into . "
+        "FILTER NOT EXISTS { ?s wb:undoes ?m } } }"
+    )
+    if not rows:
+        raise Conflict(f"{iri} is not merged into another entity; nothing to split")
+    merge_act, into = rows[0]["m"], rows[0]["into"]
+    act, quads = activity("split", WB.Split, actor=actor, now=now, graph=ENTITIES_GRAPH, reason=reason)
+    g = ENTITIES_GRAPH
+    quads += [
+        ox.Quad(act, WB.undoes, merge_act, g),  # type: ignore[arg-type]
+    ]
+    store.apply(insert=quads, delete=[ox.Quad(iri, OWL.sameAs, into, g)])  # type: ignore[arg-type]
+    return act
+
+
+def describe(store: Store, iris: Iterable[str] | None = None) -> list[Entity]:
+    """Entities with their names and aliases; all of them when ``iris`` is None."""
+    values = ""
+    if iris is not None:
+        values = "VALUES ?e { " + " ".join(f"<{i}>" for i in iris) + " }"
+    rows = store.select(
+        PREFIXES + f"SELECT ?e ?name ?alias ?into WHERE {{ {values} GRAPH {ENTITIES_GRAPH} {{ ?e a wb:Entity . "
+        "{ ?e skos:prefLabel ?name } UNION { ?e skos:altLabel ?alias } UNION { ?e owl:sameAs ?into } } }"
+    )
+    names: dict[str, list[str]] = {}
+    aliases: dict[str, list[tuple[str, str | None]]] = {}
+    merged: dict[str, str] = {}
+    for row in rows:
+        e = row["e"].value  # type: ignore[union-attr]
+        names.setdefault(e, [])
+        if row["name"] is not None:
+            names[e].append(row["name"].value)
+        if row["alias"] is not None:
+            a = row["alias"]
+            aliases.setdefault(e, []).append((a.value, a.language))  # type: ignore[union-attr]
+        if row["into"] is not None:
+            merged[e] = row["into"].value
+    return [
+        Entity(
+            iri=e,
+            names=tuple(sorted(n)),
+            aliases=tuple(sorted(aliases.get(e, []), key=lambda x: (x[0], x[1] or ""))),
+            merged_into=merged.get(e),
+        )
+        for e, n in sorted(names.items())
+    ]
+
+
+def check_bindings(bindings: Mapping[str, tuple[str, ...]], where: Mapping[str, str]) -> None:
+    """Raise :class:`Ambiguous` for the first name key that binds several entities."""
+    for key, iris in sorted(bindings.items()):
+        if len(iris) > 1:
+            raise Ambiguous(key, iris, where=where.get(key))

@@ -1,0 +1,2 @@
+"""Recall in words: scoped bundles of records, or "no memory", and its evaluation against plain
+vector RAG."""

@@ -1,0 +1,439 @@
+"""Recall: the records that bear on a question in natural language, as a small bundle, or "no
+memory". (The whole procedure, and how its floors were tuned: docs/recall.md.)
+
+1. **Names bind first, exactly** (:func:`spot_names`): every run of up to six words is looked up
+   as a name or registered alias; the longest matches win and never overlap.
+2. **Scope**: the records that mention a bound entity (about, applies to, decided by, or in their
+   triples), merged entities included. A name nothing is recorded about is just a word.
+3. **Unknown names**: a capitalised run that binds nothing gets "did you mean" suggestions, never
+   a binding; if it resembles a known name or no record has its words, the question is about
+   someone the memory does not know: no memory.
+4. **Rank inside the scope**, hybrid: the share of the question's content words (names and stop
+   words removed) that the record contains, and the cosine of the question (less its scoped
+   names) and the record statement. Active records only; superseded ones when the question asks
+   about the past.
+5. **Abstain** when nothing in scope matches the content (no shared word, cosine below the
+   tuned floor).
+6. **No name bound**: fuzzy recall over every record, labelled a guess.
+
+The bundle is cut to a budget in records and characters, set by purpose.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench import records
+from workbench.errors import Invalid
+from workbench.ids import ENTITIES_GRAPH, META_GRAPH, record_iri
+from workbench.names import entities
+from workbench.names.keys import name_key
+from workbench.names.suggestions import NameIndex
+from workbench.store import Store
+from workbench.values.records import Record, RecordType, Source, Status
+from workbench.vectors.encoders import STOPWORDS, stem, words
+from workbench.vectors.index import VectorIndex
+from workbench.vocab import PREFIXES
+
+MAX_CHARS = 10_000
+MAX_NAME_WORDS = 6
+
+
+def _words(text: str) -> frozenset[str]:
+    """Cue words as :func:`words` sees them (stemmed)."""
+    return frozenset(stem(w) for w in text.split())
+
+
+STOP = STOPWORDS | {stem(w) for w in STOPWORDS}
+HISTORY = _words("previous previously earlier originally old older change changed history why")
+# "before" asks about the past only in the past tense: "where did it keep data before the change?",
+# not "how many reviews does it need before a merge?".
+BEFORE, PAST_TENSE = _words("before"), _words("did was were had used")
+TYPE_CUES = {
+    RecordType.DECISION: _words("decide decided decision decisions chose choose chosen agreed approve approved rule"),
+    RecordType.PREFERENCE: _words("prefer preference preferred like style spelling writing write"),
+    RecordType.EVENT: _words("attend attended happen happened event"),
+    RecordType.STATE: _words("current currently weight weigh level"),
+}
+
+
+@dataclass(frozen=True)
+class Purpose:
+    """How much a bundle may hold, per use."""
+
+    name: str
+    limit: int
+    chars: int
+
+
+PURPOSES = {
+    "default": Purpose("default", 5, 1500),
+    "writing": Purpose("writing", 8, 3000),  # style and preferences: more, shorter context is fine
+    "decision": Purpose("decision", 3, 1200),  # what governs now: few, exact
+}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Tuned on data/eval/dev.jsonl (see docs/recall.md): the cosine a record needs in scope
+    when it shares no content word, and the cosine a fuzzy (unscoped) match needs."""
+
+    scoped: float
+    fuzzy: float
+
+
+THRESHOLDS = {"hashing": Thresholds(0.30, 0.40), "sentence-transformers": Thresholds(0.40, 0.40)}
+
+
+def thresholds(encoder_name: str) -> Thresholds:
+    return THRESHOLDS.get(encoder_name.split("-v1")[0].split("/")[0], THRESHOLDS["hashing"])
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One recalled record: its id and statement as imported, its tier, score and source."""
+
+    record: Record
+    score: float
+    tier: str  # "recorded" | "guessed"
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.record
+        return {
+            "id": r.id,
+            "statement": r.statement,
+            "tier": self.tier,
+            "score": round(self.score, 4),
+            "status": r.status.value,
+            "type": r.type.value,
+            "effective_from": r.effective_from,
+            "supersedes": list(r.supersedes),
+            "superseded_by": list(r.superseded_by),
+            "why": self.why,
+            "source": {
+                "id": r.source.id,
+                "said_by": r.source.said_by,
+                "captured_at": r.source.captured_at,
+                "locator": r.source.locator,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """What recall returns: a tier (``recorded``, ``guessed`` or ``no_memory``), the records,
+    the names that bound (the scope), suggestions for names that did not, and the budget."""
+
+    question: str
+    tier: str
+    summary: str
+    memories: tuple[Memory, ...] = ()
+    scope: tuple[tuple[str, str], ...] = ()  # (name as written, entity IRI)
+    suggestions: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (unbound name, did you mean ...)
+    purpose: Purpose = PURPOSES["default"]
+    chars: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ids(self) -> list[str]:
+        return [m.record.id for m in self.memories]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tier": self.tier,
+            "question": self.question,
+            "summary": self.summary,
+            "records": [m.to_json() for m in self.memories],
+            "scope": [{"name": n, "entity": e} for n, e in self.scope],
+            "suggestions": [{"name": n, "did_you_mean": list(c)} for n, c in self.suggestions],
+            "budget": {"purpose": self.purpose.name, "records": self.purpose.limit, "chars": self.purpose.chars,
+                       "used_chars": self.chars},
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Bundle:
+        """A bundle back from :meth:`to_json` (as the JSON API sends it). Each record holds what the
+        bundle showed of it (id, statement, type, status, dates, links, source), not all of it."""
+        budget = data["budget"]
+        memories = []
+        for m in data["records"]:
+            src = m["source"]
+            source = Source(src["id"], src["said_by"], src["captured_at"], src["locator"])
+            record = Record(id=m["id"], iri=record_iri(m["id"]).value, statement=m["statement"],
+                            type=RecordType(m["type"]), status=Status(m["status"]), source=source, created_at="",
+                            said_by=src["said_by"], effective_from=m["effective_from"],
+                            supersedes=tuple(m["supersedes"]), superseded_by=tuple(m["superseded_by"]))
+            memories.append(Memory(record, m["score"], m["tier"], m["why"]))
+        return cls(
+            question=data["question"], tier=data["tier"], summary=data["summary"], memories=tuple(memories),
+            scope=tuple((s["name"], s["entity"]) for s in data["scope"]),
+            suggestions=tuple((s["name"], tuple(s["did_you_mean"])) for s in data["suggestions"]),
+            purpose=Purpose(budget["purpose"], budget["records"], budget["chars"]), chars=budget["used_chars"],
+            notes=tuple(data["notes"]),
+        )
+
+    def text(self) -> str:
+        lines = [f"[{self.tier}] {self.summary}"]
+        for m in self.memories:
+            label = "model guess: " if m.tier == "guessed" else ""
+            src = m.record.source
+            lines.append(f"  {m.record.id} ({m.score:.2f}) {label}{m.record.statement}  "
+                         f"[{src.id}, said by {src.said_by or '?'}{', ' + src.captured_at if src.captured_at else ''}]")
+        for n, cands in self.suggestions:
+            lines.append(f"  '{n}' binds no name" + (f"; did you mean {', '.join(cands)}?" if cands else ""))
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich view: each record with its source, guesses labelled
+        (:mod:`workbench.presentation.notebook`)."""
+        from workbench.presentation.notebook import bundle_html
+
+        return bundle_html(self)
+
+
+def check_question(question: str, *, limit: int | None, chars: int | None) -> str:
+    if not isinstance(question, str):
+        raise Invalid("the question must be text")
+    text = question.strip()
+    if not text:
+        raise Invalid("the question is empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that were not UTF-8 arrive as lone surrogates
+        raise Invalid("the question is not valid UTF-8 text") from None
+    if len(text) > MAX_CHARS:
+        raise Invalid(f"the question is {len(text):,} characters long; recall takes at most {MAX_CHARS:,}")
+    if limit is not None and limit < 1:
+        raise Invalid(f"--limit must be at least 1, not {limit}")
+    if chars is not None and chars < 1:
+        raise Invalid(f"--budget-chars must be at least 1, not {chars}")
+    return text
+
+
+_CJK_ONLY = re.compile(r"^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+$")
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[\w'’-]+", re.UNICODE)
+
+
+def spot_names(store: Store, text: str) -> tuple[list[tuple[str, tuple[str, ...], int, int]], list[tuple[int, int]]]:
+    """Names in ``text`` that bind exactly: (as written, entities, start, end), longest first
+    and never overlapping; and the spans of tokens left over."""
+    spans = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    grams: dict[tuple[int, int], str] = {}
+    for i in range(len(spans)):
+        for n in range(1, MAX_NAME_WORDS + 1):
+            if i + n > len(spans):
+                break
+            start, end = spans[i][0], spans[i + n - 1][1]
+            piece = text[start:end].rstrip("'’-")
+            for variant in (piece, re.sub(r"['’]s$", "", piece)):  # "Ravi's" -> "Ravi"
+                if variant:
+                    grams[(start, start + len(variant))] = variant
+    found = entities.resolve_keys(store, {name_key(g) for g in grams.values()})
+    hits = [(g, found[name_key(g)], s, e) for (s, e), g in grams.items() if found.get(name_key(g))]
+    hits.sort(key=lambda h: (-(h[3] - h[2]), h[2]))
+    taken: list[tuple[str, tuple[str, ...], int, int]] = []
+    for h in hits:
+        if all(h[3] <= t[2] or h[2] >= t[3] for t in taken):
+            taken.append(h)
+    taken.sort(key=lambda h: h[2])
+    left = [(s, e) for s, e in spans if all(e <= t[2] or s >= t[3] for t in taken)]
+    return taken, left
+
+
+def scope_records(store: Store, iris: Sequence[str]) -> dict[str, set[str]]:
+    """Record ids that mention each entity (or an entity merged into it), not retracted."""
+    if not iris:
+        return {}
+    values = " ".join(f"<{i}>" for i in iris)
+    merged = store.select(
+        PREFIXES + f"SELECT ?m ?e WHERE {{ VALUES ?e {{ {values} }} GRAPH {ENTITIES_GRAPH} {{ ?m owl:sameAs+ ?e }} }}"
+    )
+    pairs = [(i, i) for i in iris] + [(r["m"].value, r["e"].value) for r in merged]  # type: ignore[union-attr]
+    both = " ".join(f"(<{m}> <{e}>)" for m, e in pairs)
+    rows = store.select(
+        PREFIXES + f"""SELECT DISTINCT ?e ?id WHERE {{ VALUES (?m ?e) {{ {both} }}
+        {{ GRAPH {META_GRAPH} {{ ?r wb:about|wb:appliesTo|wb:decidedBy ?m }} }}
+        UNION {{ GRAPH ?r {{ ?m ?p ?o }} }} UNION {{ GRAPH ?r {{ ?s ?q ?m }} }}
+        GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; dcterms:identifier ?id ; wb:status ?st ; wb:recordType ?t .
+            FILTER(?st != wb:Retracted && ?t != wb:CommonSense) }} }}"""
+    )
+    out: dict[str, set[str]] = {i: set() for i in iris}
+    for r in rows:
+        out[r["e"].value].add(r["id"].value)  # type: ignore[union-attr]
+    return out
+
+
+def recall(
+    store: Store,
+    index: VectorIndex,
+    names: NameIndex,
+    question: str,
+    *,
+    purpose: str = "default",
+    limit: int | None = None,
+    chars: int | None = None,
+) -> Bundle:
+    """See the module docstring. Raises Invalid for an empty or oversized question, a budget
+    below one, or an unknown purpose."""
+    text = check_question(question, limit=limit, chars=chars)
+    if purpose not in PURPOSES:
+        raise Invalid(f"unknown purpose {purpose!r}; use one of {', '.join(PURPOSES)}")
+    p = PURPOSES[purpose]
+    budget = Purpose(p.name, limit or p.limit, chars or p.chars)
+    bound, left = spot_names(store, text)
+    all_words = set(words(text))
+    want_history = bool(all_words & HISTORY) or bool(all_words & BEFORE and all_words & PAST_TENSE)
+    cue_types = {t for t, cues in TYPE_CUES.items() if all_words & cues}
+    limits = thresholds(index.encoder.name)
+    notes = [f"'{g}' is ambiguous ({', '.join(iris)}); it was left out of the scope" for g, iris, _, _ in bound
+             if len(iris) > 1]
+    # A bound name scopes the search only if something is recorded about it; a kind that only
+    # common sense mentions ("car") is a word of the question like any other.
+    by_entity = scope_records(store, [iris[0] for _, iris, _, _ in bound if len(iris) == 1])
+    scope = [(g, iris[0]) for g, iris, _, _ in bound if len(iris) == 1 and by_entity.get(iris[0])]
+    unscoped = [(s0, e0) for g, iris, s0, e0 in bound if len(iris) != 1 or not by_entity.get(iris[0])]
+    spans = sorted(left + unscoped)
+    content = [w for s0, e0 in spans for w in words(text[s0:e0]) if w not in STOP and not _CJK_ONLY.match(w)]
+    runs = names.unbound_runs(text, left)
+    suggestions = tuple((run, names.similar(run)) for run in runs)
+    unknown = [run for run, similar in suggestions if similar or not _mentioned(store, index, run)]
+
+    def none(why: str) -> Bundle:
+        return Bundle(text, "no_memory", f"no memory: {why}", (), tuple(scope), suggestions, budget, 0, tuple(notes))
+
+    if unknown:
+        # The question is about someone or something the memory does not know by that name:
+        # whatever matches the rest of it is about someone else.
+        return none(f"{', '.join(repr(u) for u in unknown)} names nothing recorded"
+                    + (" (see the suggestions)" if any(s for _, s in suggestions) else ""))
+    # The vector side sees the question as written, less the names that bound a scope.
+    masked = text
+    for _, iris, a, b in sorted(bound, key=lambda h: -h[2]):
+        if len(iris) == 1 and by_entity.get(iris[0]):
+            masked = masked[:a] + masked[b:]
+    cvec = index.encoder.encode([masked if content else text])[0]
+    if scope:
+        ids = set().union(*(by_entity[e] for _, e in scope))
+        coverage = {i: sum(i in by_entity[e] for _, e in scope) for i in ids}
+        ranked = _rank(store, index, cvec, ids, content, cue_types, want_history, limits.scoped, coverage)
+        tier = "recorded"
+        if not ranked:
+            elsewhere = _rank(store, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
+            if elsewhere:
+                notes.append(f"the closest record elsewhere, {elsewhere[0].record.id}, is not about {_names(scope)}")
+            return none(f"nothing recorded about {_names(scope)} matches the question")
+    else:
+        ranked = _rank(store, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
+        ranked = _first_person(store, all_words, ranked)
+        tier = "guessed"
+        if not ranked:
+            return none("no name in the question binds and no record matches it")
+    kept, used = _cut(ranked, budget)
+    if not kept:
+        notes.append(f"{len(ranked)} matching records, none short enough for a budget of {budget.chars} characters")
+    memories = tuple(Memory(m.record, m.score, tier, m.why) for m in kept)
+    what = f"about {_names(scope)}" if scope else "found by similarity alone (model guess: no name bound)"
+    summary = f"{len(memories)} record{'s' if len(memories) != 1 else ''} {what}"
+    return Bundle(text, tier, summary, memories, tuple(scope), suggestions, budget, used, tuple(notes))
+
+
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "our", "us"})
+
+
+def _first_person(store: Store, asked: set[str], ranked: list[Memory]) -> list[Memory]:
+    """A question in the first person ("my friend who works on chips") is about the speaker's
+    own memories: when an entity is named "me", the records about it rank ahead of the rest
+    (which are kept, lower: it is a ranking, not a binding)."""
+    if not ranked or not asked & FIRST_PERSON:
+        return ranked
+    me = entities.resolve_keys(store, ["me"]).get("me", ())
+    if len(me) != 1:
+        return ranked
+    mine = scope_records(store, [me[0]])[me[0]]
+    out = [m if m.record.id in mine else Memory(m.record, m.score * 0.6, m.tier, m.why + "; not about me")
+           for m in ranked]
+    return sorted(out, key=lambda m: (-m.score, m.record.id))
+
+
+def _mentioned(store: Store, index: VectorIndex, phrase: str) -> bool:
+    """Does any recallable record contain a word of ``phrase``? (Its nearest records by
+    vector are the ones that would; their text is checked word by word.)"""
+    want = set(words(phrase))
+    hits = index.search(index.encoder.encode([phrase])[0], 10)
+    return any(want & set(words(f"{r.statement} {r.source.text or ''}"))
+               for r in records.load(store, [record_iri(i) for i, _ in hits]))
+
+
+def _names(scope: Sequence[tuple[str, str]]) -> str:
+    return " and ".join(repr(n) for n, _ in scope)
+
+
+def _rank(
+    store: Store,
+    index: VectorIndex,
+    qvec: np.ndarray,
+    ids: set[str] | None,
+    content: list[str],
+    cue_types: set[RecordType],
+    want_history: bool,
+    floor: float,
+    coverage: dict[str, int],
+) -> list[Memory]:
+    """Candidates scored and sorted best first, those that do not match the content dropped."""
+    hits = index.search(qvec, len(ids) if ids is not None else 50, within=ids)
+    if not hits:
+        return []
+    found = {r.id: r for r in records.load(store, [record_iri(i) for i, _ in hits])}
+    top_cover = max(coverage.values(), default=0)
+    out = []
+    for rid, cos in hits:
+        rec = found.get(rid)
+        if rec is None or (rec.status is Status.SUPERSEDED and not want_history):
+            continue
+        if rec.status is Status.RETRACTED:
+            continue
+        # A record of a type the question asks for ("what did Dana decide?") matches the cue word.
+        have = set(words(" ".join([rec.statement, rec.source.text or ""]))) | TYPE_CUES.get(rec.type, frozenset())
+        shared = sorted({w for w in content if w in have})
+        kw = len(shared) / len(set(content)) if content else 0.0
+        if content and not shared and cos < floor:
+            continue  # nothing in it matches what was asked
+        if not content and ids is None:
+            continue  # nothing to match on and no scope: no guess
+        score = 0.5 * kw + 0.5 * max(cos, 0.0)
+        if rec.type in cue_types:
+            score += 0.1
+        if coverage and top_cover > 1:
+            score *= 0.6 + 0.4 * coverage.get(rid, 0) / top_cover
+        if rec.status is Status.SUPERSEDED:
+            score *= 0.8
+        why = f"shares {', '.join(shared)}" if shared else f"similar wording (cosine {cos:.2f})"
+        out.append(Memory(rec, score, "recorded", why))
+    out.sort(key=lambda m: (-m.score, m.record.id))
+    return out
+
+
+def _cut(ranked: list[Memory], budget: Purpose) -> tuple[list[Memory], int]:
+    """The best records within the budget, dropping those far below the best."""
+    if not ranked:
+        return [], 0
+    best = ranked[0].score
+    kept: list[Memory] = []
+    used = 0
+    for m in ranked:
+        if len(kept) >= budget.limit or m.score < 0.5 * best:
+            break
+        size = len(m.record.statement)
+        if used + size > budget.chars:
+            continue  # a shorter one further down may still fit
+        kept.append(m)
+        used += size
+    return kept, used

@@ -1,0 +1,265 @@
+"""Reading records back: one by id, a filtered list (normal, as-of), and the audit chain.
+
+Normal reads see active records. An as-of read sees what was effective on a date: a record applies
+from its effective_from (or, lacking one, from its source's captured_at, or from when it was
+recorded) until its effective_to or until a record that supersedes it starts to apply. Retracted
+records are seen by the audit only. Dates compare at day granularity.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any
+
+import pyoxigraph as ox
+
+from workbench import limits
+from workbench.errors import Invalid, NotFound
+from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, id_from_iri, record_iri
+from workbench.store import Store
+from workbench.values.records import Record, RecordType, Source, Status, Tombstone
+from workbench.vocab import DCTERMS, PREFIXES, PROV, WB
+
+# The inverse of SUPERSEDES, named only inside queries here; never stored.
+_SUPERSEDED_BY = ox.NamedNode("urn:wb:query:superseded-by")
+
+
+def check_date(text: str, what: str = "date") -> str:
+    """An ISO date (YYYY-MM-DD) for as-of reads; a date-time is cut to its day."""
+    day = text[:10]
+    try:
+        dt.date.fromisoformat(day)
+    except ValueError:
+        raise Invalid(f"{what} must be an ISO date like 2026-05-01, not {text!r}") from None
+    return day
+
+
+def applies_from(r: str, out: str) -> str:
+    """SPARQL, to put inside the metadata graph, binding ``out`` to when the assertion ``r`` (a
+    variable) started to apply: its effective_from; lacking one, when its source said it (the
+    source's captured_at); lacking that, when it was recorded."""
+    v = "?_" + r.lstrip("?$") + "_a"
+    return f"""{r} prov:generatedAtTime {v}c . OPTIONAL {{ {r} wb:effectiveFrom {v}f }}
+        OPTIONAL {{ {r} prov:wasDerivedFrom {v}s . {v}s prov:generatedAtTime {v}sc }}
+        BIND(COALESCE({v}f, {v}sc, {v}c) AS {out})"""
+
+
+def effective(r: str = "?r", *, as_of: str | None = None, status: Status | None = Status.ACTIVE) -> str:
+    """SPARQL, to put inside the metadata graph, keeping the assertions ``r`` (a variable) that a
+    read sees: those with ``status`` for a normal read, those effective on ``as_of`` for an
+    as-of read (from when they started to apply, :func:`applies_from`, until their
+    effective_to or until a record that supersedes them starts to apply). Every variable it
+    adds is named after ``r``, so several can share a query."""
+    v = "?_" + r.lstrip("?$")
+    if as_of is None:
+        return f"{r} wb:status {status.iri} ." if status else ""
+    d = ox.Literal(check_date(as_of))
+    return f"""{r} wb:status {v}_st . FILTER({v}_st != wb:Retracted)
+        {applies_from(r, v + "_from")} OPTIONAL {{ {r} wb:effectiveTo {v}_t }}
+        FILTER(SUBSTR(STR({v}_from), 1, 10) <= {d})
+        FILTER(!BOUND({v}_t) || SUBSTR(STR({v}_t), 1, 10) > {d})
+        FILTER NOT EXISTS {{ {v}_n wb:supersedes {r} . {applies_from(v + "_n", v + "_nfrom")}
+            FILTER(SUBSTR(STR({v}_nfrom), 1, 10) <= {d}) }}"""
+
+
+def find(
+    store: Store,
+    *,
+    as_of: str | None = None,
+    status: Status | None = Status.ACTIVE,
+    record_type: RecordType | None = None,
+    about: ox.NamedNode | None = None,
+    limit: int | None = None,
+) -> list[Record]:
+    """Records matching the filters, oldest first (by when they started to apply, then id).
+    ``limit``, when given, is a count from 1 to ``limits.MAX_COUNT`` (Invalid naming ``limit``)."""
+    if limit is not None:
+        limit = limits.check_count(limit, "limit")
+    type_filter = f"?r wb:recordType {record_type.iri} ." if record_type else ""
+    about_filter = f"?r wb:about {about} ." if about is not None else ""
+    rows = store.select(
+        PREFIXES
+        + f"""SELECT ?r WHERE {{ GRAPH {META_GRAPH} {{
+            ?r a wb:Assertion ; wb:status ?st ; dcterms:identifier ?id .
+            {type_filter} {about_filter}
+            {applies_from("?r", "?from")}
+            {effective("?r", as_of=as_of, status=status)} }} }}
+        ORDER BY STR(?from) ?id {"" if limit is None else f"LIMIT {limit}"}"""
+    )
+    return load(store, [row["r"] for row in rows])  # type: ignore[misc]
+
+
+def get(store: Store, record_id: str) -> Record:
+    records = load(store, [record_iri(record_id)])
+    if not records:
+        stone = tombstone(store, record_iri(record_id))
+        if stone:
+            raise NotFound(f"record {record_id!r} was erased on {stone.erased_at} ({stone.reason})")
+        raise NotFound(f"no record {record_id!r}")
+    return records[0]
+
+
+def load(store: Store, iris: Iterable[ox.NamedNode]) -> list[Record]:
+    """Records for these assertion IRIs, in the order given; unknown IRIs are skipped."""
+    order = list(dict.fromkeys(iris))
+    if not order:
+        return []
+    values = " ".join(str(i) for i in order)
+    rows = store.select(
+        PREFIXES
+        + f"""SELECT ?r ?p ?o ?sp ?so WHERE {{ VALUES ?r {{ {values} }} GRAPH {META_GRAPH} {{
+            {{ ?r ?p ?o }} UNION {{ ?n wb:supersedes ?r BIND({_SUPERSEDED_BY} AS ?p) BIND(?n AS ?o) }}
+            UNION {{ ?r prov:wasDerivedFrom ?src . ?src ?sp ?so }} }} }}"""
+    )
+    meta: dict[str, dict[str, list[ox.NamedNode | ox.Literal]]] = {}
+    for row in rows:
+        r = row["r"].value  # type: ignore[union-attr]
+        entry = meta.setdefault(r, {})
+        if row["p"] is not None:
+            entry.setdefault(row["p"].value, []).append(row["o"])  # type: ignore[arg-type]
+        if row["sp"] is not None:
+            entry.setdefault("source:" + row["sp"].value, []).append(row["so"])  # type: ignore[arg-type]
+    triples = _content(store, [i for i in order if i.value in meta])
+    return [
+        _record(i, meta[i.value], triples.get(i.value, ()))
+        for i in order
+        if i.value in meta and (WB.statement.value in meta[i.value])
+    ]
+
+
+def _content(store: Store, graphs: list[ox.NamedNode]) -> dict[str, tuple[tuple[str, str, str], ...]]:
+    if not graphs:
+        return {}
+    values = " ".join(str(g) for g in graphs)
+    rows = store.select(
+        f"SELECT ?g ?s ?p ?o WHERE {{ VALUES ?g {{ {values} }} GRAPH ?g {{ ?s ?p ?o }} }} ORDER BY ?g ?s ?p ?o"
+    )
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for row in rows:
+        out.setdefault(row["g"].value, []).append((str(row["s"]), str(row["p"]), str(row["o"])))  # type: ignore[union-attr]
+    return {g: tuple(ts) for g, ts in out.items()}
+
+
+def _record(
+    iri: ox.NamedNode, m: dict[str, list[ox.NamedNode | ox.Literal]], triples: tuple[tuple[str, str, str], ...]
+) -> Record:
+    def one(key: str) -> str | None:
+        values = m.get(key)
+        return values[0].value if values else None
+
+    def many(key: str) -> tuple[str, ...]:
+        return tuple(sorted(v.value for v in m.get(key, [])))
+
+    def agent(key: str) -> str | None:
+        value = one(key)
+        return id_from_iri(ox.NamedNode(value)) if value else None
+
+    src_iri = one(PROV.wasDerivedFrom.value) or ""
+    source = Source(
+        id=one("source:" + DCTERMS.identifier.value) or id_from_iri(ox.NamedNode(src_iri)),
+        said_by=", ".join(sorted(id_from_iri(ox.NamedNode(v)) for v in many("source:" + PROV.wasAttributedTo.value))),
+        captured_at=one("source:" + PROV.generatedAtTime.value),
+        locator=one("source:" + WB.locator.value),
+        text=one("source:" + WB.sourceText.value),
+        visible_to=tuple(id_from_iri(ox.NamedNode(v)) for v in many("source:" + WB.visibleTo.value)),
+    )
+    return Record(
+        id=one(DCTERMS.identifier.value) or id_from_iri(iri),
+        iri=iri.value,
+        statement=one(WB.statement.value) or "",
+        type=RecordType.from_iri(one(WB.recordType.value) or WB.Observation.value),
+        status=Status.from_iri(one(WB.status.value) or WB.Active.value),
+        source=source,
+        created_at=one(PROV.generatedAtTime.value) or "",
+        said_by=agent(PROV.wasAttributedTo.value) or "",
+        effective_from=one(WB.effectiveFrom.value),
+        effective_to=one(WB.effectiveTo.value),
+        extracted_by=agent(WB.extractedBy.value),
+        prompt_version=one(WB.promptVersion.value),
+        confirmed_by=agent(WB.confirmedBy.value),
+        about=many(WB.about.value),
+        applies_to=many(WB.appliesTo.value),
+        decided_by=one(WB.decidedBy.value),
+        supersedes=tuple(id_from_iri(ox.NamedNode(v)) for v in many(WB.supersedes.value)),
+        superseded_by=tuple(id_from_iri(ox.NamedNode(v)) for v in many(_SUPERSEDED_BY.value)),
+        admitted=one(WB.admitted.value) == "true",
+        triples=triples,
+    )
+
+
+def chain(store: Store, record_id: str) -> list[Record | Tombstone]:
+    """The audit view: every record linked to this one by SUPERSEDES, oldest first; erased links
+    appear as their tombstones."""
+    start = record_iri(record_id)
+    rows = store.select(
+        PREFIXES + f"SELECT DISTINCT ?r WHERE {{ GRAPH {META_GRAPH} {{ "
+        f"{{ {start} (wb:supersedes|^wb:supersedes)* ?r }} }} }}"
+    )
+    iris = [row["r"] for row in rows] or [start]
+    records = {r.iri: r for r in load(store, iris)}  # type: ignore[arg-type]
+    out: list[Record | Tombstone] = []
+    for iri in iris:
+        rec = records.get(iri.value)  # type: ignore[union-attr]
+        if rec is not None:
+            out.append(rec)
+        else:
+            stone = tombstone(store, iri)  # type: ignore[arg-type]
+            if stone:
+                out.append(stone)
+    if not out:
+        get(store, record_id)  # raises the right NotFound
+    return sorted(out, key=lambda x: x.created_at if isinstance(x, Record) else x.erased_at)
+
+
+def tombstone(store: Store, iri: ox.NamedNode) -> Tombstone | None:
+    rows = store.select(
+        PREFIXES + f"SELECT ?kind ?who ?when ?why WHERE {{ GRAPH {AUDIT_GRAPH} {{ {iri} a wb:Tombstone ; "
+        "wb:erasedKind ?kind ; prov:wasAttributedTo ?who ; prov:invalidatedAtTime ?when ; wb:reason ?why } }"
+    )
+    if not rows:
+        return None
+    r = {k: v for k, v in rows[0].items() if v is not None}
+    return Tombstone(
+        iri=iri.value,
+        kind=r["kind"].value,
+        erased_by=id_from_iri(ox.NamedNode(r["who"].value)),
+        erased_at=r["when"].value,
+        reason=r["why"].value,
+    )
+
+
+def stats(store: Store) -> dict[str, Any]:
+    """Counts of records by type and status, sources, entities, tombstones and quads."""
+    rows = store.select(
+        PREFIXES + f"SELECT ?t ?s (COUNT(?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
+        "wb:recordType ?t ; wb:status ?s } } GROUP BY ?t ?s"
+    )
+    by_type: dict[str, int] = {}
+    by_status: dict[str, int] = {}
+    for r in rows:
+        n = int(r["n"].value)  # type: ignore[union-attr]
+        t = RecordType.from_iri(r["t"].value).value  # type: ignore[union-attr]
+        s = Status.from_iri(r["s"].value).value  # type: ignore[union-attr]
+        by_type[t] = by_type.get(t, 0) + n
+        by_status[s] = by_status.get(s, 0) + n
+    # Token hashes are not counted: a reader's view holds none, and the count would tell a
+    # restricted reader (on a view) from one who reads the store.
+    counts = store.select(
+        PREFIXES + "SELECT "
+        f"(SUM(IF(?g = {META_GRAPH} && ?p = rdf:type && ?o = wb:Source, 1, 0)) AS ?sources) "
+        f"(SUM(IF(?g = {ENTITIES_GRAPH} && ?p = rdf:type && ?o = wb:Entity, 1, 0)) AS ?entities) "
+        "(COUNT(*) AS ?quads) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(?p != wb:tokenHash) }"
+    )[0]
+    tomb = store.select(
+        PREFIXES + f"SELECT (COUNT(?t) AS ?n) WHERE {{ GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone }} }}"
+    )[0]
+    return {
+        "records": sum(by_type.values()),
+        "by_type": dict(sorted(by_type.items())),
+        "by_status": dict(sorted(by_status.items())),
+        "sources": int(counts["sources"].value) if counts["sources"] else 0,
+        "entities": int(counts["entities"].value) if counts["entities"] else 0,
+        "tombstones": int(tomb["n"].value),  # type: ignore[union-attr]
+        "quads": int(counts["quads"].value),  # type: ignore[union-attr]
+    }

@@ -1,0 +1,207 @@
+"""What happens to a record after it lands: superseded by a correction, retracted, or erased.
+
+Supersession and retraction never rewrite history: the old record stays, with its status changed
+and a link (SUPERSEDES) or an attributed act saying why. Erasure is different: it removes the record
+and every copy the store manages (its triples, its metadata, a source only it used, names only it
+gave) and leaves a content-free tombstone: what kind of thing, who, when, why.
+"""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+
+from workbench.errors import Conflict, Invalid, NotFound
+from workbench.ids import (
+    AUDIT_GRAPH,
+    ENTITIES_GRAPH,
+    META_GRAPH,
+    QUEUE_GRAPH,
+    SUMMARIES_GRAPH,
+    agent_iri,
+    id_from_iri,
+    record_iri,
+)
+from workbench.names.keys import name_key
+from workbench.records import get
+from workbench.records.acts import activity, agent_quads
+from workbench.store import Store
+from workbench.values.records import Status, Tombstone
+from workbench.vocab import PREFIXES, PROV, RDF, WB, XSD
+
+
+def _status(store: Store, iri: ox.NamedNode, record_id: str) -> ox.NamedNode:
+    rows = store.select(
+        PREFIXES + f"SELECT ?s WHERE {{ GRAPH {META_GRAPH} {{ {iri} a wb:Assertion ; wb:status ?s }} }}"
+    )
+    if not rows:
+        get(store, record_id)  # raises NotFound, naming an erasure if there was one
+        raise NotFound(f"no record {record_id!r}")
+    return rows[0]["s"]  # type: ignore[return-value]
+
+
+def supersede(
+    store: Store, old_id: str, new_id: str, *, actor: str, now: str, reason: str, seen: Store | None = None
+) -> None:
+    """Mark ``old_id`` superseded by ``new_id`` (both recorded). Raises Conflict on a cycle or a
+    record that is not active. Both are looked up in ``seen``, the store as the writer may see
+    it (default: all of it): a record hidden from them is as missing as one never held."""
+    seen = seen or store
+    old, new = record_iri(old_id), record_iri(new_id)
+    if old == new:
+        raise Invalid("a record cannot supersede itself")
+    for iri, rid in ((old, old_id), (new, new_id)):
+        status = _status(seen, iri, rid)
+        if status != Status.ACTIVE.iri:
+            raise Conflict(f"record {rid!r} is {Status.from_iri(status.value).value}, not active")
+    if seen.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {old} wb:supersedes+ {new} }} }}"):
+        raise Conflict(f"record {old_id!r} already supersedes {new_id!r}; that would be a cycle")
+    act, quads = activity("supersession", WB.Supersession, actor=actor, now=now, graph=META_GRAPH, reason=reason)
+    g = META_GRAPH
+    quads += [
+        ox.Quad(act, PROV.used, old, g),
+        ox.Quad(act, PROV.used, new, g),
+        ox.Quad(new, WB.supersedes, old, g),
+        ox.Quad(old, WB.status, WB.Superseded, g),
+    ]
+    store.apply(insert=quads, delete=[ox.Quad(old, WB.status, WB.Active, g)])
+
+
+def retract(store: Store, record_id: str, *, actor: str, now: str, reason: str, seen: Store | None = None) -> None:
+    """Withdraw an active record without a replacement; the audit still shows it. The record is
+    looked up in ``seen`` (see :func:`supersede`)."""
+    iri = record_iri(record_id)
+    if _status(seen or store, iri, record_id) != Status.ACTIVE.iri:
+        raise Conflict(f"record {record_id!r} is not active")
+    act, quads = activity("retraction", PROV.Activity, actor=actor, now=now, graph=META_GRAPH, reason=reason)
+    g = META_GRAPH
+    quads += [
+        ox.Quad(act, PROV.used, iri, g),
+        ox.Quad(iri, WB.status, WB.Retracted, g),
+    ]
+    store.apply(insert=quads, delete=[ox.Quad(iri, WB.status, WB.Active, g)])
+
+
+def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, seen: Store | None = None) -> Tombstone:
+    """Remove a record and every copy of it the store manages; leave a tombstone, seen by those
+    who could see the record (``wb:erasedFor``: its source's audience; everyone if it had none).
+    The record is looked up in ``seen`` (see :func:`supersede`)."""
+    iri = record_iri(record_id)
+    _status(seen or store, iri, record_id)
+    if not reason.strip():
+        raise Invalid("an erasure needs a reason")
+    record = get(store, record_id)
+    audience = _audience(store, iri)
+    doomed = _described(store, iri)
+    doomed += _orphan_source(store, iri)
+    doomed += _orphan_names(store, iri)
+    doomed += _names_given(store, iri)
+    doomed += _candidates(store, iri)
+    doomed += summary_copies(store, iri)
+    g = AUDIT_GRAPH
+    kind = f"assertion ({record.type.value})"
+    stone = [
+        *(ox.Quad(iri, WB.erasedFor, who, g) for who in audience),
+        ox.Quad(iri, RDF.type, WB.Tombstone, g),
+        ox.Quad(iri, WB.erasedKind, ox.Literal(kind), g),
+        ox.Quad(iri, PROV.wasAttributedTo, agent_iri(actor), g),
+        ox.Quad(iri, PROV.invalidatedAtTime, ox.Literal(now, datatype=XSD.dateTime), g),
+        ox.Quad(iri, WB.reason, ox.Literal(reason), g),
+        *agent_quads(actor, g),
+    ]
+    store.apply(drop=[iri], delete=doomed, insert=stone)  # one request: all of it or none
+    return Tombstone(iri=iri.value, kind=kind, erased_by=actor, erased_at=now, reason=reason)
+
+
+def _audience(store: Store, iri: ox.NamedNode) -> list[ox.NamedNode]:
+    """Who may see the record's source (none: everyone)."""
+    rows = store.select(
+        PREFIXES + f"SELECT DISTINCT ?a WHERE {{ GRAPH {META_GRAPH} {{ {iri} prov:wasDerivedFrom ?s . "
+        "?s wb:visibleTo ?a } } ORDER BY ?a"
+    )
+    return [r["a"] for r in rows if isinstance(r["a"], ox.NamedNode)]
+
+
+def _names_given(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
+    """The record's ``wb:namedIn`` links, and every quad of an entity an import made that no
+    other record names (its names, keys and aliases: names only it gave)."""
+    g = ENTITIES_GRAPH
+    links = store.select(PREFIXES + f"SELECT ?e WHERE {{ GRAPH {g} {{ ?e wb:namedIn {iri} }} }}")
+    out = [ox.Quad(r["e"], WB.namedIn, iri, g) for r in links]  # type: ignore[arg-type]
+    rows = store.select(
+        PREFIXES + f"""SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {g} {{ ?e wb:namedIn {iri} .
+        FILTER NOT EXISTS {{ ?e wb:namedIn ?other FILTER(?other != {iri}) }}
+        FILTER NOT EXISTS {{ ?e prov:wasGeneratedBy ?made . ?made a prov:Activity }}
+        {{ ?e ?p ?o BIND(?e AS ?s) }} UNION {{ ?s wb:aliasOf ?e ; ?p ?o }} UNION {{ ?s ?p ?e BIND(?e AS ?o) }} }} }}"""
+    )
+    out += [ox.Quad(r["s"], r["p"], r["o"], g) for r in rows]  # type: ignore[arg-type]
+    return sorted(set(out), key=str)
+
+
+def _described(store: Store, node: ox.NamedNode) -> list[ox.Quad]:
+    """The metadata quads whose subject is ``node``."""
+    rows = store.select(f"SELECT ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ {node} ?p ?o }} }}")
+    return [ox.Quad(node, r["p"], r["o"], META_GRAPH) for r in rows]  # type: ignore[arg-type]
+
+
+def _candidates(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
+    """The queue's copies of the record: the candidate it was approved from and candidates merged
+    into it, with their payload and source span (what they decided stays, content-free)."""
+    rows = store.select(
+        PREFIXES + f"SELECT ?c ?p ?o WHERE {{ GRAPH {QUEUE_GRAPH} {{ ?c wb:approvedAs|wb:mergedInto {iri} . "
+        "?c ?p ?o FILTER(?p IN (wb:payload, wb:sourceSpan)) } }"
+    )
+    return [ox.Quad(r["c"], r["p"], r["o"], QUEUE_GRAPH) for r in rows]  # type: ignore[arg-type]
+
+
+def _orphan_source(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
+    """The quads of this record's sources that no other record uses (they hold the source text)."""
+    rows = store.select(
+        PREFIXES + f"SELECT DISTINCT ?src WHERE {{ GRAPH {META_GRAPH} {{ "
+        f"{{ {iri} prov:wasDerivedFrom ?src }} UNION {{ {iri} wb:supportedBy ?src }} "
+        f"FILTER NOT EXISTS {{ ?other prov:wasDerivedFrom|wb:supportedBy ?src FILTER(?other != {iri}) }} }} }}"
+    )
+    out: list[ox.Quad] = []
+    for row in rows:
+        out += _described(store, row["src"])  # type: ignore[arg-type]
+    return out
+
+
+def _orphan_names(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
+    """Name keys that only this record's labels gave."""
+    rows = store.select(
+        PREFIXES + f"SELECT ?e ?label WHERE {{ GRAPH {iri} {{ ?e skos:prefLabel|skos:altLabel ?label }} }}"
+    )
+    out = []
+    for row in rows:
+        e, label = row["e"], row["label"]
+        key = ox.Literal(name_key(label.value))  # type: ignore[union-attr]
+        still = store.ask(
+            PREFIXES + f"ASK {{ {{ GRAPH ?g {{ {e} skos:prefLabel|skos:altLabel ?l }} FILTER(?g != {iri}) "
+            f"FILTER(LCASE(STR(?l)) = LCASE({key})) }} UNION {{ GRAPH {ENTITIES_GRAPH} {{ "
+            f"?a wb:aliasOf {e} ; wb:alias ?l FILTER(LCASE(STR(?l)) = LCASE({key})) }} }} }}"
+        )
+        quad = ox.Quad(e, WB.nameKey, key, ENTITIES_GRAPH)  # type: ignore[arg-type]
+        if not still:
+            out.append(quad)
+    return out
+
+
+def summary_copies(store: Store, record: ox.NamedNode) -> list[ox.Quad]:
+    """The text of every summary resting on an erased record, the record's basis in it (its
+    digest would let anyone confirm a guess of the erased content), and the candidate it was
+    approved from: erased with it (the summary's links stay, content-free, so the audit can tell
+    it existed, and it reads as stale: "ID is erased")."""
+    rid = id_from_iri(record)
+    bases = store.select(
+        PREFIXES + f"SELECT ?s ?b WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s wb:summarizes {record} ; wb:basis ?b }} }}"
+    )
+    doomed = {ox.Quad(r["s"], WB.basis, r["b"], SUMMARIES_GRAPH) for r in bases  # type: ignore[arg-type]
+              if r["b"] is not None and r["b"].value.rpartition("@")[0] == rid}
+    rows = store.select(
+        PREFIXES + f"""SELECT ?s ?t ?c ?p ?o WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s wb:summarizes {record} ;
+        wb:summaryText ?t OPTIONAL {{ ?s wb:fromCandidate ?c }} }}
+        OPTIONAL {{ GRAPH {QUEUE_GRAPH} {{ ?c ?p ?o FILTER(?p IN (wb:payload, wb:sourceSpan)) }} }} }}"""
+    )
+    out = {ox.Quad(r["s"], WB.summaryText, r["t"], SUMMARIES_GRAPH) for r in rows}  # type: ignore[arg-type]
+    out |= {ox.Quad(r["c"], r["p"], r["o"], QUEUE_GRAPH) for r in rows if r["p"] is not None}  # type: ignore[arg-type]
+    return sorted(out | doomed, key=str)

@@ -1,0 +1,144 @@
+"""How the service answers questions (:meth:`Workbench.ask`, ``count``, ``current``,
+``decision``): every name binds exactly first (:mod:`workbench.answers.binding`), then the
+answer comes from :mod:`workbench.answers` with the rules every reader shares; a genuine gap may
+get the guesser's ranking (:meth:`Workbench.ask` with ``guess``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pyoxigraph as ox
+
+from workbench import records
+from workbench.answers.period import period
+from workbench.values.answers import Answer, Tier
+
+if TYPE_CHECKING:
+    from workbench.service import Workbench
+
+
+def ask(
+    wb: Workbench, subject: str, relation: str, obj: str | None = None, *, as_of: str | None = None, guess: bool = False
+) -> Answer:
+    """See :meth:`Workbench.ask`."""
+    from workbench.answers import ask
+    from workbench.answers import binding as names
+
+    as_of = records.check_date(as_of, "--as-of") if as_of else None
+    rel = names.relation(wb._indexes.relations(), relation)
+    question = f"{subject} {relation}" + (f" {obj}" if obj else "") + "?"
+    params = _params(subject=subject, relation=relation, object=obj, as_of=as_of)
+    bound = names.bind(wb.store, {"subject": subject, **({"object": obj} if obj else {})},
+                       kind="ask", question=question, params=params, as_of=as_of)
+    if isinstance(bound, Answer):
+        return bound
+    answer = ask.ask(wb.store, wb.rules, subject=bound["subject"], relation=rel, obj=bound.get("object"),
+                     as_of=as_of, question=question, params=params)
+    if obj is None and ask.logged_state(answer):
+        # Repeated updates of one state (a weight logged three times) are one current value
+        # with its history, never several values.
+        return current(wb, subject, relation, as_of=as_of)
+    if guess and answer.tier is Tier.NO_EVIDENCE and as_of is None:
+        return _guessed(wb, answer, bound["subject"], rel, bound.get("object"))
+    return answer
+
+
+def _guessed(wb: Workbench, answer: Answer, subject: ox.NamedNode, rel: ox.NamedNode, obj: object | None) -> Answer:
+    """A no-evidence answer with the guesser's ranking added, or unchanged when nothing
+    similar has a value to offer."""
+    from dataclasses import replace
+
+    from workbench.answers.evidence import Labels
+
+    raw = wb.guess(subject.value, rel.value)
+    if not raw:
+        return replace(answer, summary=answer.summary + " Nothing similar has a value to guess from.")
+    labels = Labels(wb.store, [ox.NamedNode(g.value[1:-1]) for g in raw if g.value.startswith("<")]
+                    + [ox.NamedNode(b) for g in raw for b in g.because])
+    guesses = tuple(
+        replace(g, label=labels(_term(g.value)), because=tuple(labels(ox.NamedNode(b)) for b in g.because))
+        for g in raw
+    )
+    head = "No evidence: nothing recorded or derivable answers this."
+    if obj is not None:
+        rank = next((i for i, g in enumerate(guesses, 1) if g.value == str(obj)), None)
+        what = labels(obj)
+        tail = (f" Model guess: {what} ranks {rank} of {len(guesses)} (score {guesses[rank - 1].score:.2f})"
+                if rank else f" Model guess: {what} is not among the {len(guesses)} ranked candidates")
+    else:
+        tail = f" Model guess: {guesses[0].label} (score {guesses[0].score:.2f}) and {len(guesses) - 1} more"
+    return replace(answer, tier=Tier.GUESSED, guesses=guesses,
+                   summary=head + tail + "; a guess from similar things, not a fact.")
+
+
+def count(
+    wb: Workbench,
+    event_type: str,
+    *,
+    about: str | None = None,
+    year: int | str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    as_of: str | None = None,
+) -> Answer:
+    """See :meth:`Workbench.count`."""
+    from workbench.answers import binding as names
+    from workbench.answers import count
+
+    as_of = records.check_date(as_of, "--as-of") if as_of else None
+    first, last = period(year, start, end, this_year=wb._shared.clock().year)
+    question = f"how many {event_type}" + (f" about {about}" if about else "") + (
+        f" between {first or 'the beginning'} and {last or 'now'}" if first or last else "") + "?"
+    params = _params(event_type=event_type, about=about, start=first.isoformat() if first else None,
+                     end=last.isoformat() if last else None, as_of=as_of)
+    bound = names.bind(wb.store, {"kind": event_type, **({"about": about} if about else {})},
+                       kind="count", question=question, params=params, as_of=as_of)
+    if isinstance(bound, Answer):
+        return bound
+    return count.count_events(wb.store, kind=bound["kind"], about=bound.get("about"), start=first, end=last,
+                              as_of=as_of, question=question, params=params)
+
+
+def current(wb: Workbench, subject: str, state: str, *, as_of: str | None = None) -> Answer:
+    """See :meth:`Workbench.current`."""
+    from workbench.answers import binding as names
+    from workbench.answers import current
+
+    as_of = records.check_date(as_of, "--as-of") if as_of else None
+    rel = names.relation(wb._indexes.relations(), state)
+    question = f"current {state} of {subject}?"
+    params = _params(subject=subject, state=state, as_of=as_of)
+    bound = names.bind(wb.store, {"subject": subject}, kind="current", question=question, params=params,
+                       as_of=as_of)
+    if isinstance(bound, Answer):
+        return bound
+    return current.current_state(wb.store, subject=bound["subject"], relation=rel, as_of=as_of,
+                                 question=question, params=params)
+
+
+def decision(wb: Workbench, scope: str, *, as_of: str | None = None) -> Answer:
+    """See :meth:`Workbench.decision`."""
+    from workbench.answers import binding as names
+    from workbench.answers import decision
+
+    as_of = records.check_date(as_of, "--as-of") if as_of else None
+    question = f"which decision governs {scope}?"
+    params = _params(scope=scope, as_of=as_of)
+    bound = names.bind(wb.store, {"scope": scope}, kind="decision", question=question, params=params,
+                       as_of=as_of)
+    if isinstance(bound, Answer):
+        return bound
+    return decision.decision(wb.store, wb.rules, scope=bound["scope"], as_of=as_of, question=question,
+                             params=params)
+
+
+def _term(text: str) -> object:
+    """An N-Triples term back to a pyoxigraph term, for labelling."""
+    return ox.NamedNode(text[1:-1]) if text.startswith("<") and text.endswith(">") else ox.Literal(text.strip('"'))
+
+
+def _params(**kw: str | None) -> tuple[tuple[str, str], ...]:
+    return tuple((k, v) for k, v in kw.items() if v is not None)
+
+
