@@ -327,3 +327,35 @@ def all_(sizes: list[Size], full: bool, seed: int, workdir: Path | None, questio
                  queries=queries, markdown_dir=markdown_dir, out=out, echo=click.echo)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+
+
+@bench.command("conversations")
+@click.option("--seed", default=None, type=int, help="Seed (default: the shipped benchmark's).")
+def conversations(seed: int | None) -> None:
+    """Write the development benchmark for recall (workbench/resources/data/eval/conversations)."""
+    from benchmarks import conversations as c
+
+    counts = c.write(seed=c.SEED if seed is None else seed)
+    click.echo(", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
+@bench.command("gate")
+@click.option("--encoder", "encoder_spec", default=None, help="The encoder to fit for (default: hashing).")
+@click.option("--budget", default=0.05, show_default=True, help="Out-of-fold false abstention the gate may cost.")
+@click.option("--benchmark", "directory", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A benchmark of your own memories and questions (default: data/eval/conversations).")
+def gate(encoder_spec: str | None, budget: float, directory: Path | None) -> None:
+    """Refit recall's calibrated gate on the development benchmark (workbench/resources/data/recall-gate.json)."""
+    from benchmarks import gate as g
+    from workbench.service.memories import BENCHMARK
+
+    rows, name = g.collect(encoder_spec, directory or BENCHMARK)
+    result = g.refit(rows, name, budget)
+    g.write(result)
+    cv = result["cross_validated"]
+    click.echo(f"{name}: {cv['rows']} questions reached the gate; threshold {result['gate']['threshold']}; "
+               f"out of fold: false abstention {cv['false_abstention']:.1%}, no-memory questions stopped "
+               f"{cv['no_memory_stopped']:.1%}, ECE {cv['ece']}")
+    for r in cv["reliability"]:
+        click.echo(f"  {r['from']:.1f}-{r['to']:.1f}: {r['questions']:4} questions, stated {r['stated']:.2f}, "
+                   f"held {r['held']:.2f}")

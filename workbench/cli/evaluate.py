@@ -3,39 +3,63 @@ print a table a person can read at a glance (or the whole report as JSON)."""
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 import click
 
-from workbench.cli import _emit, command, main
-from workbench.service import Workbench
+from workbench.cli import Context, _emit, main
+from workbench.errors import WorkbenchError
+from workbench.service import Workbench, default_user, memories
 from workbench.service import evaluation as ev
 
 BAR = 20
 
 
-@command(main, "eval")
+@main.command("eval")
 @click.argument("set_name", metavar="SET")
 @click.option("--distractors", is_flag=True, help="Also rerun on a scratch store with generated distractor records.")
 @click.option("--scenario", is_flag=True, help="Also run the supersession scenario on a scratch store.")
 @click.option("--k", type=click.IntRange(min=1), default=10, show_default=True,
               help="How many records the plain recipe returns.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
-def evaluate(wb: Workbench, set_name: str, distractors: bool, scenario: bool, k: int, as_json: bool) -> None:
-    """Evaluate recall on SET (a JSON Lines question set; `dev` is data/eval/dev.jsonl).
+@click.pass_obj
+def evaluate(ctx: Context, set_name: str, distractors: bool, scenario: bool, k: int, as_json: bool) -> None:
+    """Evaluate recall on SET: a JSON Lines question set over this store (`dev` is
+    data/eval/dev.jsonl, over the sample data), or a benchmark of many memories
+    (`conversations` is data/eval/conversations), each in a scratch store of its own.
 
-    Each question goes through `workbench recall` (its purpose's budget) and through the plain
-    recipe (top K by cosine over every record, never abstaining). The store is only read;
-    --distractors and --scenario work on scratch stores with the sample data.
+    Each question goes through `workbench recall` and through the plain recipe (top K by cosine
+    over every record, never abstaining; on a benchmark also with a similarity floor tuned in
+    the same run). The store is only read; --distractors and --scenario work on scratch stores
+    with the sample data.
 
     \b
     Examples:
       workbench init --sample && workbench eval dev
       workbench eval dev --distractors --scenario
       workbench eval my-questions.jsonl --k 5 --json
+      workbench eval conversations            # hit@k, "no memory" by kind, calibration, p50
     """
+    try:
+        bench = memories.benchmark_path(set_name)
+        if bench is not None:
+            report = memories.evaluate(ctx.user or default_user(), ctx.encoder, bench, k=k)
+            if as_json:
+                _emit(report.to_json())
+            else:
+                click.echo("\n".join(benchmark_lines(report)))
+            return
+        with ctx.open() as wb:
+            _one_set(wb.seen_by(ctx.reader), set_name, distractors, scenario, k, as_json)
+    except WorkbenchError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+
+def _one_set(wb: Workbench, set_name: str, distractors: bool, scenario: bool, k: int, as_json: bool) -> None:
     path = ev.set_path(set_name)
     questions = ev.load_set(path)
     report = ev.evaluate(wb, questions, set_name=str(path), k=k)
@@ -145,3 +169,40 @@ def problems(run: ev.Run) -> list[str]:
         if o.stale:
             out.append(f"  {o.id} returned stale records: {', '.join(o.stale)}  | {o.question}")
     return ["\nworkbench got wrong:", *out] if out else []
+
+
+def benchmark_lines(report: memories.MemoriesReport) -> list[str]:
+    """The benchmark's figures, each system side by side: hit@k, "no memory" by kind, false
+    abstention, other people's and stale records, context size, p50; then the gate's calibration."""
+    systems = report.systems
+    width = 24
+    out = [f"{report.benchmark}: {report.memories} memories, {report.records} records, "
+           f"{systems[0].totals.questions} questions; encoder {report.encoder}; k {report.k}", "",
+           f"{'':34}" + "".join(f"{s.name[:width - 1]:<{width}}" for s in systems)]
+
+    def row(label: str, cells: Sequence[Any]) -> None:
+        out.append(f"{label:34}" + "".join(f"{c:<{width}}" for c in cells))
+
+    def pct(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.1%}"
+
+    t = [s.totals for s in systems]
+    row(f"hit@1 ({t[0].answerable} answerable)", [pct(x.hit_at_1) for x in t])
+    row("hit@5", [pct(x.hit_at_5) for x in t])
+    row("hit@10", [pct(x.hit_at_10) for x in t])
+    kinds = [s.by_kind() for s in systems]
+    for kind in kinds[0]:
+        stat = "no_memory" if "no_memory" in kinds[0][kind] else "hit_at_5"
+        label = f"  {kind} ({kinds[0][kind]['questions']}): " + ("no memory" if stat == "no_memory" else "hit@5")
+        row(label, [pct(k[kind][stat]) for k in kinds])
+    row(f"no memory ({t[0].no_memory} no-memory questions)", [pct(x.abstention) for x in t])
+    row("false abstention (goal <= 5%)", [pct(x.false_abstention) for x in t])
+    row("others' records in the top 5", [s.others_in_top5 for s in systems])
+    row("stale records returned", [x.stale_returned for x in t])
+    row("mean context chars", [f"{x.mean_chars:.0f}" for x in t])
+    row("recall p50 (ms)", [f"{s.p50_ms:.1f}" for s in systems])
+    out += ["", f"the gate's calibration over {sum(r['questions'] for r in report.reliability)} bundles it "
+                f"judged (expected calibration error {report.ece}):"]
+    out += [f"  stated {r['from']:.1f}-{r['to']:.1f}: {r['questions']:4} bundles, mean stated {r['stated']:.2f}, "
+            f"held the answer {r['held']:.2f}" for r in report.reliability]
+    return out

@@ -60,8 +60,9 @@ class NameIndex(Rebuilt):
             word = text[s:e]
             opens = not text[:s].strip() or text[:s].rstrip()[-1] in ".?!:;\"'“(“"
             folded = word.casefold()
+            bare = re.sub(r"['’](s|re|ll|d|ve|m)$", "", folded)  # "What's", "Who'd" open a question too
             capitalised = bool(_CAPITALISED.match(word)) and word[0].isupper()
-            if not capitalised or folded in _NOT_NAMES or (opens and folded in STOPWORDS):
+            if not capitalised or folded in _NOT_NAMES or (opens and bare in STOPWORDS):
                 runs.append([])
             elif runs[-1] and not text[runs[-1][-1][1] : s].strip():
                 runs[-1].append((s, e))

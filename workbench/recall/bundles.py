@@ -8,12 +8,12 @@ memory". (The whole procedure, and how its floors were tuned: docs/recall.md.)
 3. **Unknown names**: a capitalised run that binds nothing gets "did you mean" suggestions, never
    a binding; if it resembles a known name or no record has its words, the question is about
    someone the memory does not know: no memory.
-4. **Rank inside the scope**, hybrid: the share of the question's content words (names and stop
-   words removed) that the record contains, and the cosine of the question (less its scoped
-   names) and the record statement. Active records only; superseded ones when the question asks
-   about the past.
-5. **Abstain** when nothing in scope matches the content (no shared word, cosine below the
-   tuned floor).
+4. **Rank inside the scope**, hybrid: content coverage (:mod:`workbench.recall.coverage`) and the
+   cosine of the question (less its scoped names) to the record. Active records only; superseded
+   ones when the question asks about the past. Someone named who speaks in the memory is asked
+   about their own records (:mod:`workbench.records.owners`); mentions rank lower.
+5. **Abstain** when nothing in scope matches, or the calibrated gate (:mod:`workbench.recall.gate`)
+   puts the chance that the bundle holds the answer under its threshold.
 6. **No name bound**: fuzzy recall over every record, labelled a guess.
 
 The bundle is cut to a budget in records and characters, set by purpose.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,9 @@ from workbench.ids import ENTITIES_GRAPH, META_GRAPH, record_iri
 from workbench.names import entities
 from workbench.names.keys import name_key
 from workbench.names.suggestions import NameIndex
+from workbench.recall import gate as gates
+from workbench.recall.coverage import MIN_COVERAGE, covered, salience, slip
+from workbench.records.owners import owners
 from workbench.store import Store
 from workbench.values.records import Record, RecordType, Source, Status
 from workbench.vectors.encoders import STOPWORDS, stem, words
@@ -102,6 +105,8 @@ class Memory:
     score: float
     tier: str  # "recorded" | "guessed"
     why: str
+    coverage: float = 0.0  # the share of the question's salience it holds
+    cosine: float = 0.0  # its cosine to the question
 
     def to_json(self) -> dict[str, Any]:
         r = self.record
@@ -139,6 +144,7 @@ class Bundle:
     purpose: Purpose = PURPOSES["default"]
     chars: int = 0
     notes: tuple[str, ...] = field(default=())
+    probability: float | None = None  # that the bundle holds the answer (the gate's; None: no gate)
 
     @property
     def ids(self) -> list[str]:
@@ -155,6 +161,7 @@ class Bundle:
             "budget": {"purpose": self.purpose.name, "records": self.purpose.limit, "chars": self.purpose.chars,
                        "used_chars": self.chars},
             "notes": list(self.notes),
+            "probability": None if self.probability is None else round(self.probability, 4),
         }
 
     @classmethod
@@ -176,7 +183,7 @@ class Bundle:
             scope=tuple((s["name"], s["entity"]) for s in data["scope"]),
             suggestions=tuple((s["name"], tuple(s["did_you_mean"])) for s in data["suggestions"]),
             purpose=Purpose(budget["purpose"], budget["records"], budget["chars"]), chars=budget["used_chars"],
-            notes=tuple(data["notes"]),
+            notes=tuple(data["notes"]), probability=data.get("probability"),
         )
 
     def text(self) -> str:
@@ -280,9 +287,11 @@ def recall(
     purpose: str = "default",
     limit: int | None = None,
     chars: int | None = None,
+    gate: bool = True,
 ) -> Bundle:
-    """See the module docstring. Raises Invalid for an empty or oversized question, a budget
-    below one, or an unknown purpose."""
+    """See the module docstring. ``gate`` False keeps a bundle the gate would stop (with its
+    probability), for evaluating the gate. Raises Invalid for an empty or oversized question, a
+    budget below one, or an unknown purpose."""
     text = check_question(question, limit=limit, chars=chars)
     if purpose not in PURPOSES:
         raise Invalid(f"unknown purpose {purpose!r}; use one of {', '.join(PURPOSES)}")
@@ -323,26 +332,70 @@ def recall(
     if scope:
         ids = set().union(*(by_entity[e] for _, e in scope))
         coverage = {i: sum(i in by_entity[e] for _, e in scope) for i in ids}
-        ranked = _rank(store, index, cvec, ids, content, cue_types, want_history, limits.scoped, coverage)
+        ranked, anywhere = _rank(store, index, cvec, ids, content, cue_types, want_history, limits.scoped, coverage)
         tier = "recorded"
+        ranked, elsewhere_note, contrast = _own(store, ids, {e for _, e in scope}, ranked)
+        if elsewhere_note:
+            notes.append(elsewhere_note)
+            return none(f"nothing {_names(scope)} said or did matches the question")
         if not ranked:
-            elsewhere = _rank(store, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
+            elsewhere, _ = _rank(store, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
             if elsewhere:
                 notes.append(f"the closest record elsewhere, {elsewhere[0].record.id}, is not about {_names(scope)}")
             return none(f"nothing recorded about {_names(scope)} matches the question")
     else:
-        ranked = _rank(store, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
-        ranked = _first_person(store, all_words, ranked)
+        ranked, anywhere = _rank(store, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
+        ranked, contrast = _first_person(store, all_words, ranked), 0.0
         tier = "guessed"
         if not ranked:
             return none("no name in the question binds and no record matches it")
+    # The gate judges what it was fit on: a scope, and words to match besides the names ("Where
+    # is Paris?" asks for what is recorded about Paris, whatever it says).
+    model = gates.for_encoder(index.encoder.name) if scope and content else None
+    chance = model.probability(gates.features(ranked, contrast, anywhere, len(set(content)), True)) if model else None
+    if gate and model and not model.holds(chance):
+        missing = [w for w in dict.fromkeys(content) if not any(w in m.why for m in ranked[:1])]
+        return replace(none(f"the best match is too thin to hold the answer (chance {chance:.0%})"
+                            + (f"; nothing matched {', '.join(repr(w) for w in missing[:4])}" if missing else "")),
+                       probability=chance)
     kept, used = _cut(ranked, budget)
     if not kept:
         notes.append(f"{len(ranked)} matching records, none short enough for a budget of {budget.chars} characters")
     memories = tuple(Memory(m.record, m.score, tier, m.why) for m in kept)
     what = f"about {_names(scope)}" if scope else "found by similarity alone (model guess: no name bound)"
     summary = f"{len(memories)} record{'s' if len(memories) != 1 else ''} {what}"
-    return Bundle(text, tier, summary, memories, tuple(scope), suggestions, budget, used, tuple(notes))
+    return Bundle(text, tier, summary, memories, tuple(scope), suggestions, budget, used, tuple(notes), chance)
+
+
+MENTION_WEIGHT = 0.5  # a record that only mentions whom the question asks about ranks at half its score
+
+
+def _own(store: Store, ids: set[str], asked: set[str], ranked: list[Memory]) -> tuple[list[Memory], str, float]:
+    """Whose record it is (:mod:`workbench.records.owners`): when someone the question names
+    speaks in this memory, the question is about what they said or did, so their own records
+    answer and records that merely mention or address them rank lower. When only such mentions
+    match, the answer is no memory, with a note naming whose record matched (the reader may see
+    it: recall reads their view). Returns the ranking, that note ("" when there is none) and the
+    best own record's score less the best mention's (0 when nobody named speaks here)."""
+    if not ranked:
+        return ranked, "", 0.0
+    owner_of, speakers = owners(store, records.load(store, [record_iri(i) for i in sorted(ids)]))
+    if not asked & speakers:
+        return ranked, "", 0.0  # nobody named speaks here (a project, a person only talked about)
+    mine = [m for m in ranked if owner_of.get(m.record.id, frozenset()) & asked]
+    if not mine:
+        best = ranked[0].record
+        whose = best.source.said_by or best.said_by
+        return [], f"{whose}'s record {best.id} matches, but it only mentions {_asked_names(store, asked)}", -1.0
+    rest = [replace(m, score=m.score * MENTION_WEIGHT, why=m.why + "; only mentions them") for m in ranked
+            if not owner_of.get(m.record.id, frozenset()) & asked]
+    contrast = mine[0].score - (max(m.score for m in rest) / MENTION_WEIGHT if rest else 0.0)
+    return sorted(mine + rest, key=lambda m: (-m.score, m.record.id)), "", contrast
+
+
+def _asked_names(store: Store, asked: set[str]) -> str:
+    found = entities.describe(store, sorted(asked))
+    return " and ".join(e.names[0] if e.names else e.iri for e in found) or "them"
 
 
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "our", "us"})
@@ -358,7 +411,7 @@ def _first_person(store: Store, asked: set[str], ranked: list[Memory]) -> list[M
     if len(me) != 1:
         return ranked
     mine = scope_records(store, [me[0]])[me[0]]
-    out = [m if m.record.id in mine else Memory(m.record, m.score * 0.6, m.tier, m.why + "; not about me")
+    out = [m if m.record.id in mine else replace(m, score=m.score * 0.6, why=m.why + "; not about me")
            for m in ranked]
     return sorted(out, key=lambda m: (-m.score, m.record.id))
 
@@ -386,13 +439,19 @@ def _rank(
     want_history: bool,
     floor: float,
     coverage: dict[str, int],
-) -> list[Memory]:
-    """Candidates scored and sorted best first, those that do not match the content dropped."""
+) -> tuple[list[Memory], float]:
+    """Candidates scored and sorted best first, those that do not match the content dropped;
+    and the share of the question's salience any candidate holds."""
     hits = index.search(qvec, len(ids) if ids is not None else 50, within=ids)
     if not hits:
-        return []
+        return [], 0.0
     found = {r.id: r for r in records.load(store, [record_iri(i) for i, _ in hits])}
     top_cover = max(coverage.values(), default=0)
+    # A record of a type the question asks for ("what did Dana decide?") matches the cue word.
+    bags = {rid: set(words(" ".join([r.statement, r.source.text or ""]))) | TYPE_CUES.get(r.type, frozenset())
+            for rid, r in found.items()}
+    weight = salience(set(content), bags.values())
+    anywhere = covered(weight, set().union(*bags.values())) if bags else 0.0
     out = []
     for rid, cos in hits:
         rec = found.get(rid)
@@ -400,12 +459,11 @@ def _rank(
             continue
         if rec.status is Status.RETRACTED:
             continue
-        # A record of a type the question asks for ("what did Dana decide?") matches the cue word.
-        have = set(words(" ".join([rec.statement, rec.source.text or ""]))) | TYPE_CUES.get(rec.type, frozenset())
-        shared = sorted({w for w in content if w in have})
-        kw = len(shared) / len(set(content)) if content else 0.0
-        if content and not shared and cos < floor:
-            continue  # nothing in it matches what was asked
+        have = bags[rid]
+        shared = sorted({w for w in content if w in have or slip(w, have)})
+        kw = covered(weight, have)
+        if content and (kw < MIN_COVERAGE if shared else cos < floor):
+            continue  # too little of what was asked is in it
         if not content and ids is None:
             continue  # nothing to match on and no scope: no guess
         score = 0.5 * kw + 0.5 * max(cos, 0.0)
@@ -416,9 +474,9 @@ def _rank(
         if rec.status is Status.SUPERSEDED:
             score *= 0.8
         why = f"shares {', '.join(shared)}" if shared else f"similar wording (cosine {cos:.2f})"
-        out.append(Memory(rec, score, "recorded", why))
+        out.append(Memory(rec, score, "recorded", why, kw, cos))
     out.sort(key=lambda m: (-m.score, m.record.id))
-    return out
+    return out, anywhere
 
 
 def _cut(ranked: list[Memory], budget: Purpose) -> tuple[list[Memory], int]:

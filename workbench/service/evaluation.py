@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 DEV_SET = DATA_DIR / "eval" / "dev.jsonl"
 TEMPLATES = DATA_DIR / "eval" / "distractors.json"  # projects, people, decision and personal templates
 CORRECTION = DATA_DIR / "eval" / "supersession.jsonl"  # the scenario's new decision, superseding an old one
-FIELDS = {"id", "question", "expect", "no_memory", "purpose", "stale"}
+FIELDS = {"id", "question", "expect", "no_memory", "purpose", "stale", "memory", "kind"}
 REQUIRED = ("id", "question", "expect")
 SEED = 20261130
 
@@ -49,6 +49,8 @@ class Question:
     purpose: str = "default"
     stale: tuple[str, ...] = ()
     where: str = ""  # file:line, for errors found later (an expected id missing from the store)
+    memory: str = ""  # in a benchmark of many memories: which one it is asked of
+    kind: str = ""  # what kind of question (single-hop, wrong-person...), for the totals per kind
 
 
 def set_path(name: str | Path) -> Path:
@@ -97,7 +99,11 @@ def _question(raw: Any, where: str) -> Question:
         raise Invalid(f"field 'purpose' must be one of {', '.join(PURPOSES)}, not {purpose!r}", where=where)
     if both := sorted(set(expect) & set(stale)):
         raise Invalid(f"field 'stale' lists expected records: {', '.join(both)}", where=where)
-    return Question(raw["id"], raw["question"].strip(), expect, no_memory, purpose, stale, where)
+    for key in ("memory", "kind"):
+        if key in raw and (not isinstance(raw[key], str) or not raw[key].strip()):
+            raise Invalid(f"field {key!r} must be non-empty text", where=where)
+    return Question(raw["id"], raw["question"].strip(), expect, no_memory, purpose, stale, where,
+                    raw.get("memory", ""), raw.get("kind", ""))
 
 
 def _ids(raw: dict[str, Any], key: str, where: str) -> tuple[str, ...]:

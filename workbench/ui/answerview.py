@@ -163,6 +163,9 @@ def show_bundle(bundle: Bundle, key: str) -> str | None:
         st.markdown(f"**{md(bundle.summary)}**")
         if bundle.scope:
             st.caption("Names understood: " + ", ".join(f"{md(n)} → `{e}`" for n, e in bundle.scope))
+        if bundle.probability is not None:
+            st.caption(f"Chance that these records hold the answer: {bundle.probability:.0%} (the calibrated "
+                       "gate; under its threshold the answer is no memory)")
     chosen = None
     if bundle.tier == "no_memory":
         st.info("No memory: nothing recorded bears on this question. That is an answer, not a failure.",

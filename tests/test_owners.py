@@ -1,0 +1,105 @@
+"""Whose record it is (:mod:`workbench.records.owners`) and what recall makes of it: a question
+about a person's own experience is answered from their own records; a record that only
+addresses or mentions them is weaker evidence, and alone it gives "no memory" with a note
+naming whose record it is (never one the reader may not see)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workbench.records.owners import owners_of
+from workbench.service import Workbench
+from workbench.values.records import Record, RecordType, Source, Status
+
+PEOPLE = ["urn:wb:entity:priya", "urn:wb:entity:ravi", "urn:wb:entity:mei", "urn:wb:entity:jonas"]
+
+
+def _record(speaker: str, about: list[str], triples: tuple[tuple[str, str, str], ...] = ()) -> Record:
+    return Record("r1", "urn:wb:record:r1", "text", RecordType.OBSERVATION, Status.ACTIVE, Source("s1", speaker), "",
+                  speaker, about=tuple(about), triples=triples)
+
+
+@given(speaker=st.sampled_from(PEOPLE), addressed=st.lists(st.sampled_from(PEOPLE), min_size=1, max_size=3))
+def test_a_record_addressed_to_someone_is_never_theirs(speaker: str, addressed: list[str]) -> None:
+    """Said by one person and naming others: it is the speaker's, whoever else it names."""
+    record = _record(speaker, [speaker, *addressed])
+    assert owners_of(record, speaker=speaker) == {speaker}
+    for other in set(addressed) - {speaker}:
+        assert other not in owners_of(record, speaker=speaker)
+
+
+@given(about=st.lists(st.sampled_from(PEOPLE), min_size=1, max_size=3, unique=True))
+def test_a_record_whose_speaker_it_does_not_name_is_everyones_it_is_about(about: list[str]) -> None:
+    """Someone reporting on others ("Ravi works on chip design", said by me) speaks for them."""
+    assert owners_of(_record("me", about), speaker="urn:wb:entity:me") == set(about)
+
+
+def test_the_subjects_of_a_records_triples_own_it_beside_the_speaker() -> None:
+    triples = (("<urn:wb:entity:ravi>", "<urn:x:friendOf>", "<urn:wb:entity:me>"),)
+    assert owners_of(_record("me", ["urn:wb:entity:ravi"], triples), speaker="urn:wb:entity:me") == {
+        "urn:wb:entity:me", "urn:wb:entity:ravi"}
+
+
+def _store(tmp_path: Path, records: list[dict[str, object]]) -> Workbench:
+    wb = Workbench.open(tmp_path / "memory", create=True, user="tester")
+    wb.init()
+    path = tmp_path / "talk.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    wb.import_files([path])
+    return wb
+
+
+def _said(rid: str, who: str, statement: str, about: list[str], **more: object) -> dict[str, object]:
+    return {"id": rid, "statement": statement, "type": "observation", "about": about,
+            "source": {"id": f"s-{rid}", "said_by": who, **more}}
+
+
+TALK = [
+    _said("r1", "Ravi", "Ravi told Priya that he adopted a beagle puppy and named it Max.", ["Ravi", "Priya"]),
+    _said("r2", "Priya", "Priya congratulated Ravi and asked for photos.", ["Priya", "Ravi"]),
+    _said("r3", "Priya", "Priya said the weather has been miserable all week.", ["Priya"]),
+    _said("r4", "Priya", "Priya went to Kyoto and saw a temple at dawn.", ["Priya"]),
+    _said("r5", "Ravi", "Ravi said it was great to catch up.", ["Ravi", "Priya"]),
+]
+
+
+def test_a_question_about_the_other_persons_experience_is_no_memory(tmp_path: Path) -> None:
+    wb = _store(tmp_path, TALK)
+    try:
+        theirs = wb.recall("What breed is Ravi's new puppy?")
+        assert theirs.tier == "recorded" and theirs.ids[0] == "r1"
+        trap = wb.recall("What breed is Priya's new puppy?")
+        assert trap.tier == "no_memory", trap.to_json()
+        assert "Ravi's record r1 matches, but it only mentions Priya" in trap.notes
+        assert wb.recall("What did Priya see in Kyoto?").ids[0] == "r4"
+    finally:
+        wb.close()
+
+
+def test_the_note_never_names_a_record_the_reader_may_not_see(tmp_path: Path) -> None:
+    hidden = [dict(r) for r in TALK]
+    hidden[0] = {**TALK[0], "visible_to": ["group:family"]}
+    wb = _store(tmp_path, hidden)
+    try:
+        wb.add_user("root", ["admin"])
+        wb.acting_as("root").add_user("vic", ["viewer"])
+        seen = wb.seen_by("vic").recall("What breed is Priya's new puppy?")
+        assert seen.tier == "no_memory"
+        assert "r1" not in json.dumps(seen.to_json())
+        assert "r1" in json.dumps(wb.recall("What breed is Priya's new puppy?").to_json())  # the owner sees it
+    finally:
+        wb.close()
+
+
+def test_the_same_store_and_question_give_the_same_bundle(tmp_path: Path) -> None:
+    first, second = _store(tmp_path / "a", TALK), _store(tmp_path / "b", TALK)
+    try:
+        for question in ["What breed is Priya's new puppy?", "What did Priya see in Kyoto?", "how is ravi"]:
+            assert json.dumps(first.recall(question).to_json()) == json.dumps(second.recall(question).to_json())
+    finally:
+        first.close()
+        second.close()
