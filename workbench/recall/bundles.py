@@ -379,7 +379,9 @@ def _own(store: Store, ids: set[str], asked: set[str], ranked: list[Memory]) -> 
     best own record's score less the best mention's (0 when nobody named speaks here)."""
     if not ranked:
         return ranked, "", 0.0
-    owner_of, speakers = owners(store, records.load(store, [record_iri(i) for i in sorted(ids)]))
+    owner_of, speakers = owners(store, [m.record for m in ranked])  # the rest is read only if need be:
+    if not asked & speakers and (unread := sorted(ids - set(owner_of))):  # does anyone asked about speak?
+        speakers |= owners(store, records.load(store, [record_iri(i) for i in unread]))[1]
     if not asked & speakers:
         return ranked, "", 0.0  # nobody named speaks here (a project, a person only talked about)
     mine = [m for m in ranked if owner_of.get(m.record.id, frozenset()) & asked]
