@@ -340,7 +340,8 @@ def conversations(seed: int | None) -> None:
 
 
 @bench.command("gate")
-@click.option("--encoder", "encoder_spec", default=None, help="The encoder to fit for (default: hashing).")
+@click.option("--encoder", "encoder_spec", default=None,
+              help="The encoder to fit for (default: Workbench's default, minilm; or hashing, minilm-torch).")
 @click.option("--budget", default=0.05, show_default=True, help="Out-of-fold false abstention the gate may cost.")
 @click.option("--benchmark", "directory", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="A benchmark of your own memories and questions (default: data/eval/conversations).")
@@ -359,3 +360,26 @@ def gate(encoder_spec: str | None, budget: float, directory: Path | None) -> Non
     for r in cv["reliability"]:
         click.echo(f"  {r['from']:.1f}-{r['to']:.1f}: {r['questions']:4} questions, stated {r['stated']:.2f}, "
                    f"held {r['held']:.2f}")
+
+
+@bench.command("encoders")
+def encoders() -> None:
+    """Recall's encoders side by side: all-MiniLM-L6-v2 on ONNX Runtime (the default), the same
+    model on torch (the 'vectors' extra), hashing. Load time, ms per sentence in batches, one
+    question's p50, cosine to the torch model's vectors (docs/decisions/20261202-default-encoder.md)."""
+    from benchmarks.encoders import main
+
+    main(click.echo)
+
+
+@bench.command("recall-speed")
+@click.option("--records", "sizes", default="250,100k", show_default=True, callback=_counts,
+              help="Comma-separated memory sizes in records (the smallest is one conversation and its distractor).")
+@click.option("--encoder", "encoder_spec", default=None, help="The encoder (default: Workbench's default, minilm).")
+def recall_speed(sizes: list[tuple[str, int]], encoder_spec: str | None) -> None:
+    """Workbench's recall beside the plain vector recipe (same encoder, top 10 by cosine over
+    every record, encoding included), p50/p99 per question and their ratio, on a conversation's
+    memory and on one grown to 100,000 records with other people's conversations."""
+    from benchmarks.recall_speed import main
+
+    main([n for _, n in sizes], encoder_spec, click.echo)

@@ -168,7 +168,7 @@ def test_both_systems_on_the_sample(tmp_path: Path, sample: Workbench) -> None:
     assert plain["a"].chars == sum(len(sample.record(i).statement) for i in plain["a"].returned)
     assert wb["a"].chars == sum(len(sample.record(i).statement) for i in wb["a"].returned)
     js = report.to_json()
-    assert js["k"] == 10 and js["encoder"].startswith("hashing") and len(js["plain"]["questions"]) == 3
+    assert js["k"] == 10 and js["encoder"].startswith("minilm-onnx") and len(js["plain"]["questions"]) == 3
 
 
 # ---------------------------------------------------------------------- scratch stores

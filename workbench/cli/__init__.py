@@ -100,8 +100,9 @@ def command(group: click.Group, name: str | None = None, *, writes: bool = False
 @click.option(
     "--encoder",
     metavar="NAME",
-    help="Encoder for recall's index: hashing (default), minilm, or sentence-transformers:PATH "
-    "(default: $WORKBENCH_ENCODER, else the one the index was built with).",
+    help="Encoder for recall's index: minilm (all-MiniLM-L6-v2 on ONNX Runtime), hashing (no model), "
+    "minilm-torch or sentence-transformers:PATH (the 'vectors' extra). Default: $WORKBENCH_ENCODER, "
+    "else the one the index was built with, else minilm.",
 )
 @click.pass_context
 def main(

@@ -56,5 +56,11 @@ class PlainRecipe:
         if not self.ids:
             return []
         cos = self.matrix @ self.encoder.encode([question])[0]
-        order = sorted(range(len(self.ids)), key=lambda i: (-float(cos[i]), self.ids[i]))[: self.k]
+        # The k best by cosine, ties by id (the rows are in id order): a partition, then a sort of
+        # what ties with the k-th or beats it (a sort of every row cost 60 ms at 100k records).
+        picked = np.arange(len(cos))
+        if len(cos) > self.k:
+            kth = np.partition(-cos, self.k - 1)[self.k - 1]
+            picked = np.flatnonzero(-cos <= kth)
+        order = picked[np.lexsort((picked, -cos[picked]))][: self.k]
         return [Found(self.ids[i], self.texts[i], self.status[i], float(cos[i])) for i in order]

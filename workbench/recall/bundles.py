@@ -1,10 +1,11 @@
 """Recall: the records that bear on a question in natural language, as a small bundle, or "no
 memory". (The whole procedure, and how its floors were tuned: docs/recall.md.)
 
-1. **Names bind first, exactly** (:func:`spot_names`): every run of up to six words is looked up
-   as a name or registered alias; the longest matches win and never overlap.
-2. **Scope**: the records that mention a bound entity (about, applies to, decided by, or in their
-   triples), merged entities included. A name nothing is recorded about is just a word.
+1. **Names bind first, exactly** (:func:`workbench.recall.scope.spot_names`): every run of up to
+   six words is looked up as a name or registered alias; the longest matches win and never overlap.
+2. **Scope** (:func:`workbench.recall.scope.scope_records`): the records that mention a bound
+   entity (about, applies to, decided by, or in their triples), merged entities included. A name
+   nothing is recorded about is just a word.
 3. **Unknown names**: a capitalised run that binds nothing gets "did you mean" suggestions, never
    a binding; if it resembles a known name or no record has its words, the question is about
    someone the memory does not know: no memory.
@@ -21,30 +22,27 @@ The bundle is cut to a budget in records and characters, set by purpose.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from workbench import records
 from workbench.errors import Invalid
-from workbench.ids import ENTITIES_GRAPH, META_GRAPH, record_iri
+from workbench.ids import record_iri
 from workbench.names import entities
-from workbench.names.keys import name_key
 from workbench.names.suggestions import NameIndex
 from workbench.recall import gate as gates
-from workbench.recall.coverage import MIN_COVERAGE, covered, salience, slip
+from workbench.recall.coverage import MIN_COVERAGE, Lexicon
+from workbench.recall.scope import CJK_ONLY, scope_records, spot_names
+from workbench.records.cache import RecordCache
 from workbench.records.owners import owners
 from workbench.store import Store
 from workbench.values.records import Record, RecordType, Source, Status
 from workbench.vectors.encoders import STOPWORDS, stem, words
 from workbench.vectors.index import VectorIndex
-from workbench.vocab import PREFIXES
 
 MAX_CHARS = 10_000
-MAX_NAME_WORDS = 6
 
 
 def _words(text: str) -> frozenset[str]:
@@ -83,14 +81,16 @@ PURPOSES = {
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Tuned on data/eval/dev.jsonl (see docs/recall.md): the cosine a record needs in scope
-    when it shares no content word, and the cosine a fuzzy (unscoped) match needs."""
+    """The cosine a record needs in scope when it shares no content word, and the cosine a fuzzy
+    (unscoped) match needs: tuned on data/eval/dev.jsonl, and for ``minilm-onnx`` (the default)
+    on the conversations benchmark with the gate refit at each floor (docs/recall.md)."""
 
     scoped: float
     fuzzy: float
 
 
-THRESHOLDS = {"hashing": Thresholds(0.30, 0.40), "sentence-transformers": Thresholds(0.40, 0.40)}
+THRESHOLDS = {"hashing": Thresholds(0.30, 0.40), "sentence-transformers": Thresholds(0.40, 0.40),
+              "minilm-onnx": Thresholds(0.20, 0.40)}
 
 
 def thresholds(encoder_name: str) -> Thresholds:
@@ -225,59 +225,6 @@ def check_question(question: str, *, limit: int | None, chars: int | None) -> st
     return text
 
 
-_CJK_ONLY = re.compile(r"^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+$")
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[\w'’-]+", re.UNICODE)
-
-
-def spot_names(store: Store, text: str) -> tuple[list[tuple[str, tuple[str, ...], int, int]], list[tuple[int, int]]]:
-    """Names in ``text`` that bind exactly: (as written, entities, start, end), longest first
-    and never overlapping; and the spans of tokens left over."""
-    spans = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
-    grams: dict[tuple[int, int], str] = {}
-    for i in range(len(spans)):
-        for n in range(1, MAX_NAME_WORDS + 1):
-            if i + n > len(spans):
-                break
-            start, end = spans[i][0], spans[i + n - 1][1]
-            piece = text[start:end].rstrip("'’-")
-            for variant in (piece, re.sub(r"['’]s$", "", piece)):  # "Ravi's" -> "Ravi"
-                if variant:
-                    grams[(start, start + len(variant))] = variant
-    found = entities.resolve_keys(store, {name_key(g) for g in grams.values()})
-    hits = [(g, found[name_key(g)], s, e) for (s, e), g in grams.items() if found.get(name_key(g))]
-    hits.sort(key=lambda h: (-(h[3] - h[2]), h[2]))
-    taken: list[tuple[str, tuple[str, ...], int, int]] = []
-    for h in hits:
-        if all(h[3] <= t[2] or h[2] >= t[3] for t in taken):
-            taken.append(h)
-    taken.sort(key=lambda h: h[2])
-    left = [(s, e) for s, e in spans if all(e <= t[2] or s >= t[3] for t in taken)]
-    return taken, left
-
-
-def scope_records(store: Store, iris: Sequence[str]) -> dict[str, set[str]]:
-    """Record ids that mention each entity (or an entity merged into it), not retracted."""
-    if not iris:
-        return {}
-    values = " ".join(f"<{i}>" for i in iris)
-    merged = store.select(
-        PREFIXES + f"SELECT ?m ?e WHERE {{ VALUES ?e {{ {values} }} GRAPH {ENTITIES_GRAPH} {{ ?m owl:sameAs+ ?e }} }}"
-    )
-    pairs = [(i, i) for i in iris] + [(r["m"].value, r["e"].value) for r in merged]  # type: ignore[union-attr]
-    both = " ".join(f"(<{m}> <{e}>)" for m, e in pairs)
-    rows = store.select(
-        PREFIXES + f"""SELECT DISTINCT ?e ?id WHERE {{ VALUES (?m ?e) {{ {both} }}
-        {{ GRAPH {META_GRAPH} {{ ?r wb:about|wb:appliesTo|wb:decidedBy ?m }} }}
-        UNION {{ GRAPH ?r {{ ?m ?p ?o }} }} UNION {{ GRAPH ?r {{ ?s ?q ?m }} }}
-        GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; dcterms:identifier ?id ; wb:status ?st ; wb:recordType ?t .
-            FILTER(?st != wb:Retracted && ?t != wb:CommonSense) }} }}"""
-    )
-    out: dict[str, set[str]] = {i: set() for i in iris}
-    for r in rows:
-        out[r["e"].value].add(r["id"].value)  # type: ignore[union-attr]
-    return out
-
-
 def recall(
     store: Store,
     index: VectorIndex,
@@ -288,16 +235,20 @@ def recall(
     limit: int | None = None,
     chars: int | None = None,
     gate: bool = True,
+    cache: RecordCache | None = None,
 ) -> Bundle:
     """See the module docstring. ``gate`` False keeps a bundle the gate would stop (with its
-    probability), for evaluating the gate. Raises Invalid for an empty or oversized question, a
+    probability), for evaluating the gate; ``cache`` keeps the records read back between
+    questions (one per readable store). Raises Invalid for an empty or oversized question, a
     budget below one, or an unknown purpose."""
     text = check_question(question, limit=limit, chars=chars)
+    cache = cache or RecordCache(store)
+    cache.check()
     if purpose not in PURPOSES:
         raise Invalid(f"unknown purpose {purpose!r}; use one of {', '.join(PURPOSES)}")
     p = PURPOSES[purpose]
     budget = Purpose(p.name, limit or p.limit, chars or p.chars)
-    bound, left = spot_names(store, text)
+    bound, left = spot_names(store, text, cache)
     all_words = set(words(text))
     want_history = bool(all_words & HISTORY) or bool(all_words & BEFORE and all_words & PAST_TENSE)
     cue_types = {t for t, cues in TYPE_CUES.items() if all_words & cues}
@@ -306,14 +257,15 @@ def recall(
              if len(iris) > 1]
     # A bound name scopes the search only if something is recorded about it; a kind that only
     # common sense mentions ("car") is a word of the question like any other.
-    by_entity = scope_records(store, [iris[0] for _, iris, _, _ in bound if len(iris) == 1])
+    asked = tuple(sorted({iris[0] for _, iris, _, _ in bound if len(iris) == 1}))
+    by_entity = cache.remember(("scope", asked), lambda: scope_records(store, asked))
     scope = [(g, iris[0]) for g, iris, _, _ in bound if len(iris) == 1 and by_entity.get(iris[0])]
     unscoped = [(s0, e0) for g, iris, s0, e0 in bound if len(iris) != 1 or not by_entity.get(iris[0])]
     spans = sorted(left + unscoped)
-    content = [w for s0, e0 in spans for w in words(text[s0:e0]) if w not in STOP and not _CJK_ONLY.match(w)]
+    content = [w for s0, e0 in spans for w in words(text[s0:e0]) if w not in STOP and not CJK_ONLY.match(w)]
     runs = names.unbound_runs(text, left)
     suggestions = tuple((run, names.similar(run)) for run in runs)
-    unknown = [run for run, similar in suggestions if similar or not _mentioned(store, index, run)]
+    unknown = [run for run, similar in suggestions if similar or not _mentioned(cache, index, run)]
 
     def none(why: str) -> Bundle:
         return Bundle(text, "no_memory", f"no memory: {why}", (), tuple(scope), suggestions, budget, 0, tuple(notes))
@@ -332,19 +284,19 @@ def recall(
     if scope:
         ids = set().union(*(by_entity[e] for _, e in scope))
         coverage = {i: sum(i in by_entity[e] for _, e in scope) for i in ids}
-        ranked, anywhere = _rank(store, index, cvec, ids, content, cue_types, want_history, limits.scoped, coverage)
+        ranked, anywhere = _rank(cache, index, cvec, ids, content, cue_types, want_history, limits.scoped, coverage)
         tier = "recorded"
-        ranked, elsewhere_note, contrast = _own(store, ids, {e for _, e in scope}, ranked)
+        ranked, elsewhere_note, contrast = _own(cache, ids, {e for _, e in scope}, ranked)
         if elsewhere_note:
             notes.append(elsewhere_note)
             return none(f"nothing {_names(scope)} said or did matches the question")
         if not ranked:
-            elsewhere, _ = _rank(store, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
+            elsewhere, _ = _rank(cache, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
             if elsewhere:
                 notes.append(f"the closest record elsewhere, {elsewhere[0].record.id}, is not about {_names(scope)}")
             return none(f"nothing recorded about {_names(scope)} matches the question")
     else:
-        ranked, anywhere = _rank(store, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
+        ranked, anywhere = _rank(cache, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
         ranked, contrast = _first_person(store, all_words, ranked), 0.0
         tier = "guessed"
         if not ranked:
@@ -370,7 +322,7 @@ def recall(
 MENTION_WEIGHT = 0.5  # a record that only mentions whom the question asks about ranks at half its score
 
 
-def _own(store: Store, ids: set[str], asked: set[str], ranked: list[Memory]) -> tuple[list[Memory], str, float]:
+def _own(cache: RecordCache, ids: set[str], asked: set[str], ranked: list[Memory]) -> tuple[list[Memory], str, float]:
     """Whose record it is (:mod:`workbench.records.owners`): when someone the question names
     speaks in this memory, the question is about what they said or did, so their own records
     answer and records that merely mention or address them rank lower. When only such mentions
@@ -379,9 +331,10 @@ def _own(store: Store, ids: set[str], asked: set[str], ranked: list[Memory]) -> 
     best own record's score less the best mention's (0 when nobody named speaks here)."""
     if not ranked:
         return ranked, "", 0.0
-    owner_of, speakers = owners(store, [m.record for m in ranked])  # the rest is read only if need be:
+    store = cache.store
+    owner_of, speakers = owners(store, [m.record for m in ranked], cache.resolve)  # the rest only if need be:
     if not asked & speakers and (unread := sorted(ids - set(owner_of))):  # does anyone asked about speak?
-        speakers |= owners(store, records.load(store, [record_iri(i) for i in unread]))[1]
+        speakers |= owners(store, list(cache.load(unread).values()), cache.resolve)[1]
     if not asked & speakers:
         return ranked, "", 0.0  # nobody named speaks here (a project, a person only talked about)
     mine = [m for m in ranked if owner_of.get(m.record.id, frozenset()) & asked]
@@ -418,13 +371,12 @@ def _first_person(store: Store, asked: set[str], ranked: list[Memory]) -> list[M
     return sorted(out, key=lambda m: (-m.score, m.record.id))
 
 
-def _mentioned(store: Store, index: VectorIndex, phrase: str) -> bool:
+def _mentioned(cache: RecordCache, index: VectorIndex, phrase: str) -> bool:
     """Does any recallable record contain a word of ``phrase``? (Its nearest records by
     vector are the ones that would; their text is checked word by word.)"""
     want = set(words(phrase))
     hits = index.search(index.encoder.encode([phrase])[0], 10)
-    return any(want & set(words(f"{r.statement} {r.source.text or ''}"))
-               for r in records.load(store, [record_iri(i) for i, _ in hits]))
+    return any(want & cache.words(r) for r in cache.load(i for i, _ in hits).values())
 
 
 def _names(scope: Sequence[tuple[str, str]]) -> str:
@@ -432,7 +384,7 @@ def _names(scope: Sequence[tuple[str, str]]) -> str:
 
 
 def _rank(
-    store: Store,
+    cache: RecordCache,
     index: VectorIndex,
     qvec: np.ndarray,
     ids: set[str] | None,
@@ -447,27 +399,39 @@ def _rank(
     hits = index.search(qvec, len(ids) if ids is not None else 50, within=ids)
     if not hits:
         return [], 0.0
-    found = {r.id: r for r in records.load(store, [record_iri(i) for i, _ in hits])}
+    found = cache.load(i for i, _ in hits)
+
+    def lexicon() -> Lexicon:
+        # A record of a type the question asks for ("what did Dana decide?") matches the cue word.
+        return Lexicon({rid: cache.words(r) | TYPE_CUES.get(r.type, frozenset()) for rid, r in found.items()})
+
+    # A scope's words are indexed once per store version; the nearest records of a question
+    # without a scope differ every time.
+    lex = cache.remember(("lexicon", frozenset(ids)), lexicon) if ids is not None else lexicon()
+    weight = lex.salience(content)
+    total = sum(weight.values())
+    holders = lex.holders(weight)
+    anywhere = sum(v for w, v in weight.items() if holders[w]) / total if total > 0 and found else 0.0
+    held: dict[str, float] = {}
+    shares: dict[str, list[str]] = {}
+    for w, v in weight.items():  # in the terms' order, as covered() adds them
+        for rid in holders[w]:
+            held[rid] = held.get(rid, 0.0) + v
+            shares.setdefault(rid, []).append(w)
     top_cover = max(coverage.values(), default=0)
-    # A record of a type the question asks for ("what did Dana decide?") matches the cue word.
-    bags = {rid: set(words(" ".join([r.statement, r.source.text or ""]))) | TYPE_CUES.get(r.type, frozenset())
-            for rid, r in found.items()}
-    weight = salience(set(content), bags.values())
-    anywhere = covered(weight, set().union(*bags.values())) if bags else 0.0
     out = []
     for rid, cos in hits:
+        shared = shares.get(rid, [])
+        kw = held.get(rid, 0.0) / total if total > 0 else 0.0
+        if content and (kw < MIN_COVERAGE if shared else cos < floor):
+            continue  # too little of what was asked is in it
+        if not content and ids is None:
+            continue  # nothing to match on and no scope: no guess
         rec = found.get(rid)
         if rec is None or (rec.status is Status.SUPERSEDED and not want_history):
             continue
         if rec.status is Status.RETRACTED:
             continue
-        have = bags[rid]
-        shared = sorted({w for w in content if w in have or slip(w, have)})
-        kw = covered(weight, have)
-        if content and (kw < MIN_COVERAGE if shared else cos < floor):
-            continue  # too little of what was asked is in it
-        if not content and ids is None:
-            continue  # nothing to match on and no scope: no guess
         score = 0.5 * kw + 0.5 * max(cos, 0.0)
         if rec.type in cue_types:
             score += 0.1

@@ -13,7 +13,8 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
 
 MIN_COVERAGE = 0.15  # the share of the question's salience a record must hold to be a candidate at all
 
@@ -30,14 +31,61 @@ def salience(terms: set[str], bags: Iterable[set[str]]) -> dict[str, float]:
     return {w: math.log((n + 1) / (sum(w in d for d in docs) + 0.5)) for w in sorted(terms)}
 
 
-def covered(weight: dict[str, float], have: set[str]) -> float:
+def covered(weight: dict[str, float], have: set[str] | frozenset[str]) -> float:
     """The share of the question's salience a record's words hold (0 to 1); a term matches a
     word as written or one typing slip away ("piant" ~ "paint")."""
     total = sum(weight.values())
     return sum(v for w, v in weight.items() if w in have or slip(w, have)) / total if total > 0 else 0.0
 
 
-def slip(term: str, have: set[str]) -> bool:
+class Lexicon:
+    """The words of some records, indexed once (recall keeps one per scope and store version):
+    which records hold each word, and the words by length and letter, so that a question's
+    terms find their records and their typing slips without reading every record again. The
+    same figures as :func:`salience` and :func:`covered` over the same records.
+
+    >>> lex = Lexicon({"r1": frozenset({"said", "beagle"}), "r2": frozenset({"said", "paint"})})
+    >>> sorted(lex.holders(["piant", "said", "dog"]).items())
+    [('dog', set()), ('piant', {'r2'}), ('said', {'r1', 'r2'})]
+    """
+
+    def __init__(self, bags: Mapping[str, frozenset[str]]) -> None:
+        self.size = len(bags)
+        self.postings: dict[str, set[str]] = defaultdict(set)
+        for rid, bag in bags.items():
+            for w in bag:
+                self.postings[w].add(rid)
+        self._buckets: dict[tuple[int, int, str], list[str]] = defaultdict(list)
+        for word in self.postings:
+            if len(word) >= 4:
+                self._buckets[(len(word), 0, word[0])].append(word)
+                self._buckets[(len(word), 1, word[1])].append(word)
+
+    def salience(self, terms: Iterable[str]) -> dict[str, float]:
+        """As :func:`salience` over these records."""
+        n = self.size + PRIOR_DOCS
+        return {w: math.log((n + 1) / (len(self.postings.get(w, ())) + 0.5)) for w in sorted(set(terms))}
+
+    def slips(self, term: str) -> list[str]:
+        """Words here one typing slip away from ``term`` (:func:`slip`)."""
+        if len(term) < 5:
+            return []
+        seen = {w for n in (len(term) - 1, len(term), len(term) + 1) for k in (0, 1)
+                for w in self._buckets.get((n, k, term[k]), ())}
+        return sorted(w for w in seen if w != term and slip(term, {w}))
+
+    def holders(self, terms: Iterable[str]) -> dict[str, set[str]]:
+        """For each term, the records holding it as written or one slip away."""
+        out = {}
+        for term in terms:
+            found = set(self.postings.get(term, ()))
+            for w in self.slips(term):
+                found |= self.postings[w]
+            out[term] = found
+        return out
+
+
+def slip(term: str, have: Iterable[str]) -> bool:
     """One letter changed, added, dropped or two swapped, in a word of five letters or more."""
     if len(term) < 5:
         return False
@@ -55,3 +103,4 @@ def slip(term: str, have: set[str]) -> bool:
             if short[i:] == long[i + 1:]:
                 return True
     return False
+

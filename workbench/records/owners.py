@@ -18,7 +18,7 @@ belongs to every entity it is about. See docs/data-model.md, "Whose record it is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from workbench.names import entities
 from workbench.names.keys import name_key
@@ -41,11 +41,16 @@ def owners_of(record: Record, *, speaker: str | None) -> frozenset[str]:
     return everyone
 
 
-def owners(store: Store, found: Sequence[Record]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+Resolve = Callable[[set[str]], Mapping[str, Sequence[str]]]  # name keys -> the entities each binds
+
+
+def owners(store: Store, found: Sequence[Record], resolve: Resolve | None = None,
+           ) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
     """Each record's owners, and the entities that speak in these records (a speaker named in
-    a record of their own)."""
+    a record of their own). ``resolve`` binds speakers' names (default: read from ``store``)."""
     keys = {r.id: name_key(r.source.said_by or r.said_by or "") for r in found}
-    bound = entities.resolve_keys(store, {k for k in keys.values() if k})
+    wanted = {k for k in keys.values() if k}
+    bound = resolve(wanted) if resolve else entities.resolve_keys(store, wanted)
     out: dict[str, frozenset[str]] = {}
     speakers: set[str] = set()
     for r in found:

@@ -25,7 +25,7 @@ def recall(wb: Workbench, question: str, *, purpose: str, limit: int | None, bud
     text = bundles.check_question(question, limit=limit, chars=budget_chars)
     index = wb._indexes.records().ready(progress)
     return bundles.recall(wb.store, index, wb._indexes.names(), text, purpose=purpose, limit=limit,
-                          chars=budget_chars)
+                          chars=budget_chars, cache=wb._indexes.record_cache())
 
 
 def guess_kinds(wb: Workbench, name: str, *, top: int) -> tuple[Guess, ...]:

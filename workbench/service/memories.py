@@ -129,7 +129,8 @@ def evaluate(user: str, encoder_spec: str | None, directory: Path = BENCHMARK, *
                     start = time.perf_counter()
                     # Ungated, then the gate's own decision: the same answer as Workbench.recall,
                     # and what the gate stopped, to see whether its probabilities are true.
-                    b = bundles.recall(wb.store, index, names, q.question, purpose=q.purpose, limit=k, gate=False)
+                    b = bundles.recall(wb.store, index, names, q.question, purpose=q.purpose, limit=k, gate=False,
+                                       cache=wb._indexes.record_cache())
                     took = time.perf_counter() - start
                     got = [Found(m.record.id, m.record.statement, m.record.status, m.score) for m in b.memories]
                     if b.probability is not None:

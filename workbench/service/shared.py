@@ -5,8 +5,9 @@ from one Workbench to the next.
   rules loaded from there and from the store (keyed on the rules directory and the stored rule
   versions), readers' views, and the Workbench handed out for each reader.
 - :class:`Indexes`, one per store a Workbench reads (the base store, or one reader's view):
-  the relation labels (keyed on that store's version) and the vector indexes (records, names,
-  things; each keyed on the store's fingerprint, see :mod:`workbench.vectors.kept`).
+  the relation labels and the records recall read back (keyed on that store's version) and the
+  vector indexes (records, names, things; each keyed on the store's fingerprint, see
+  :mod:`workbench.vectors.kept`).
 
 Every write through a Workbench ends in one call, :meth:`Indexes.changed`, which says what it
 changed; nothing else marks a cache stale.
@@ -27,6 +28,7 @@ from workbench.errors import Invalid
 from workbench.guesses.things import Things
 from workbench.names.relations import Relations
 from workbench.names.suggestions import NameIndex
+from workbench.records.cache import RecordCache
 from workbench.resources import declared_relations
 from workbench.store import Store
 from workbench.values.rules import RuleSet
@@ -43,7 +45,8 @@ Clock = Callable[[], dt.datetime]
 class Indexes:
     """The caches answers on one readable store use. Which encoder ranks records is chosen when
     the records index is built (``encoder_spec``, else $WORKBENCH_ENCODER, else the one the index
-    on disk was built with, else ``hashing``) and recorded with it."""
+    on disk was built with, else the default: ``minilm``, or ``hashing`` where its packages are
+    missing) and recorded with it."""
 
     def __init__(self, store: Store, encoder_spec: str | None) -> None:
         self.store = store
@@ -51,6 +54,7 @@ class Indexes:
         self._records: RecordVectors | None = None
         self._names: NameIndex | None = None
         self._things: Things | None = None
+        self._cache: RecordCache | None = None
         self._relations: tuple[str, Relations] | None = None  # (the store's version, its labels)
 
     @property
@@ -62,15 +66,24 @@ class Indexes:
         if not spec:
             index = VectorIndex(self.directory / "records", encoder("hashing"))
             try:
-                spec = str(index.meta().get("spec") or "hashing") if index.exists else "hashing"
+                meta = index.meta() if index.exists else {}
             except IndexCorrupt:
-                spec = "hashing"  # an unreadable index is rebuilt (RecordVectors.ready), with the default
+                meta = {}  # an unreadable index is rebuilt (RecordVectors.ready), with the default
+            spec = str(meta.get("spec") or "") or None
+            if spec == "minilm" and str(meta.get("encoder", "")).startswith("sentence-transformers/"):
+                spec = "minilm-torch"  # built before 'minilm' meant the ONNX model: the same model on torch
         return encoder(spec)
 
     def records(self) -> RecordVectors:
         if self._records is None:
             self._records = RecordVectors(self.store, self.directory / "records", self.encoder())
         return self._records
+
+    def record_cache(self) -> RecordCache:
+        """Records recall read back, kept while the store's version stays (it checks)."""
+        if self._cache is None:
+            self._cache = RecordCache(self.store)
+        return self._cache
 
     def names(self) -> NameIndex:
         if self._names is None:

