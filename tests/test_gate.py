@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from benchmarks import conversations
 from workbench.cli import main
 from workbench.recall import gate as gates
-from workbench.recall.coverage import covered, salience, slip
+from workbench.recall.coverage import Lexicon, slip
 from workbench.service import Workbench
 from workbench.service.evaluation import load_set
 from workbench.service.memories import BENCHMARK
@@ -45,9 +45,11 @@ def test_the_shipped_gate_is_this_versions() -> None:
 
 def test_salient_terms_weigh_by_rarity_and_a_slip_still_matches() -> None:
     bags = [{"said", "weather"}, {"said", "puppy", "beagle"}, {"said", "kyoto"}]
-    weight = salience({"said", "beagle", "dentist"}, bags)
+    lex = Lexicon({f"r{i}": frozenset(b) for i, b in enumerate(bags)})
+    weight = lex.salience({"said", "beagle", "dentist"})
     assert weight["dentist"] > weight["beagle"] > weight["said"]
-    assert covered(weight, bags[1]) < 2 / 3  # "dentist", the rarest term, is in no record: it costs more than a third
+    held = lex.coverage(weight)
+    assert held.shares["r1"] < 2 / 3  # "dentist", the rarest term, is in no record: it costs more than a third
     assert slip("piant", {"paint"}) and slip("harobur", {"harbour"}) and not slip("grandmother", {"grandfather"})
 
 

@@ -80,13 +80,20 @@ def test_a_question_about_the_other_persons_experience_is_no_memory(tmp_path: Pa
         wb.close()
 
 
+def _with_viewer(tmp_path: Path, *, hidden: int) -> Workbench:
+    """TALK in a store where record number ``hidden`` is the family's alone, with an admin and
+    'vic', a viewer outside the family."""
+    records = [dict(r) for r in TALK]
+    records[hidden] = {**TALK[hidden], "visible_to": ["group:family"]}
+    wb = _store(tmp_path, records)
+    wb.add_user("root", ["admin"])
+    wb.acting_as("root").add_user("vic", ["viewer"])
+    return wb
+
+
 def test_the_note_never_names_a_record_the_reader_may_not_see(tmp_path: Path) -> None:
-    hidden = [dict(r) for r in TALK]
-    hidden[0] = {**TALK[0], "visible_to": ["group:family"]}
-    wb = _store(tmp_path, hidden)
+    wb = _with_viewer(tmp_path, hidden=0)
     try:
-        wb.add_user("root", ["admin"])
-        wb.acting_as("root").add_user("vic", ["viewer"])
         seen = wb.seen_by("vic").recall("What breed is Priya's new puppy?")
         assert seen.tier == "no_memory"
         assert "r1" not in json.dumps(seen.to_json())

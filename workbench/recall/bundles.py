@@ -408,21 +408,12 @@ def _rank(
     # A scope's words are indexed once per store version; the nearest records of a question
     # without a scope differ every time.
     lex = cache.remember(("lexicon", frozenset(ids)), lexicon) if ids is not None else lexicon()
-    weight = lex.salience(content)
-    total = sum(weight.values())
-    holders = lex.holders(weight)
-    anywhere = sum(v for w, v in weight.items() if holders[w]) / total if total > 0 and found else 0.0
-    held: dict[str, float] = {}
-    shares: dict[str, list[str]] = {}
-    for w, v in weight.items():  # in the terms' order, as covered() adds them
-        for rid in holders[w]:
-            held[rid] = held.get(rid, 0.0) + v
-            shares.setdefault(rid, []).append(w)
+    held = lex.coverage(lex.salience(content))
     top_cover = max(coverage.values(), default=0)
     out = []
     for rid, cos in hits:
-        shared = shares.get(rid, [])
-        kw = held.get(rid, 0.0) / total if total > 0 else 0.0
+        shared = held.terms.get(rid, [])
+        kw = held.shares.get(rid, 0.0)
         if content and (kw < MIN_COVERAGE if shared else cos < floor):
             continue  # too little of what was asked is in it
         if not content and ids is None:
@@ -442,7 +433,7 @@ def _rank(
         why = f"shares {', '.join(shared)}" if shared else f"similar wording (cosine {cos:.2f})"
         out.append(Memory(rec, score, "recorded", why, kw, cos))
     out.sort(key=lambda m: (-m.score, m.record.id))
-    return out, anywhere
+    return out, held.anywhere if found else 0.0
 
 
 def _cut(ranked: list[Memory], budget: Purpose) -> tuple[list[Memory], int]:

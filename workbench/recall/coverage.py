@@ -3,8 +3,9 @@ question weighs by how rare it is among the records in question (inverse documen
 so that a word most of them hold counts for little and one none holds counts most), and matches
 a record's word as written or one typing slip away.
 
->>> weight = salience({"beagle", "said"}, [{"said", "beagle"}, {"said"}, {"said"}])
->>> round(covered(weight, {"said"}), 2) < round(covered(weight, {"beagle"}), 2)
+>>> lex = Lexicon({"r1": frozenset({"said", "beagle"}), "r2": frozenset({"said"}), "r3": frozenset({"said"})})
+>>> held = lex.coverage(lex.salience({"beagle", "said"}))
+>>> round(held.shares["r2"], 2) < round(held.shares["r1"], 2)
 True
 >>> slip("piant", {"paint"})
 True
@@ -15,6 +16,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 MIN_COVERAGE = 0.15  # the share of the question's salience a record must hold to be a candidate at all
 
@@ -22,31 +24,25 @@ MIN_COVERAGE = 0.15  # the share of the question's salience a record must hold t
 PRIOR_DOCS = 20  # records assumed not to hold a term: in a small scope every word still says something
 
 
-def salience(terms: set[str], bags: Iterable[set[str]]) -> dict[str, float]:
-    """How much each content term of a question says, among these records: its inverse document
-    frequency, so that a word most of them hold ("said") counts for little and one none of them
-    holds counts most (it is what the question asks that nothing here says)."""
-    docs = list(bags)
-    n = len(docs) + PRIOR_DOCS
-    return {w: math.log((n + 1) / (sum(w in d for d in docs) + 0.5)) for w in sorted(terms)}
+@dataclass(frozen=True)
+class Held:
+    """What the records hold of a question: each record's share of its salience (0 to 1) and
+    the terms it holds, and the share that any of them holds (``anywhere``: a term no record
+    says is what the question asks that the memory does not know)."""
 
-
-def covered(weight: dict[str, float], have: set[str] | frozenset[str]) -> float:
-    """The share of the question's salience a record's words hold (0 to 1); a term matches a
-    word as written or one typing slip away ("piant" ~ "paint")."""
-    total = sum(weight.values())
-    return sum(v for w, v in weight.items() if w in have or slip(w, have)) / total if total > 0 else 0.0
+    shares: dict[str, float]
+    terms: dict[str, list[str]]
+    anywhere: float
 
 
 class Lexicon:
     """The words of some records, indexed once (recall keeps one per scope and store version):
     which records hold each word, and the words by length and letter, so that a question's
-    terms find their records and their typing slips without reading every record again. The
-    same figures as :func:`salience` and :func:`covered` over the same records.
+    terms find their records and their typing slips without reading every record again.
 
     >>> lex = Lexicon({"r1": frozenset({"said", "beagle"}), "r2": frozenset({"said", "paint"})})
-    >>> sorted(lex.holders(["piant", "said", "dog"]).items())
-    [('dog', set()), ('piant', {'r2'}), ('said', {'r1', 'r2'})]
+    >>> {term: sorted(ids) for term, ids in lex.holders(["piant", "said", "dog"]).items()}
+    {'piant': ['r2'], 'said': ['r1', 'r2'], 'dog': []}
     """
 
     def __init__(self, bags: Mapping[str, frozenset[str]]) -> None:
@@ -62,7 +58,9 @@ class Lexicon:
                 self._buckets[(len(word), 1, word[1])].append(word)
 
     def salience(self, terms: Iterable[str]) -> dict[str, float]:
-        """As :func:`salience` over these records."""
+        """How much each content term of a question says, among these records: its inverse
+        document frequency, so that a word most of them hold ("said") counts for little and one
+        none of them holds counts most (it is what the question asks that nothing here says)."""
         n = self.size + PRIOR_DOCS
         return {w: math.log((n + 1) / (len(self.postings.get(w, ())) + 0.5)) for w in sorted(set(terms))}
 
@@ -83,6 +81,22 @@ class Lexicon:
                 found |= self.postings[w]
             out[term] = found
         return out
+
+    def coverage(self, weight: dict[str, float]) -> Held:
+        """The share of the question's salience (``weight``, from :meth:`salience`) each record
+        holds, a term matching a word as written or one typing slip away ("piant" ~ "paint")."""
+        total = sum(weight.values())
+        holders = self.holders(weight)
+        held: dict[str, float] = {}
+        terms: dict[str, list[str]] = {}
+        for w, v in weight.items():
+            for rid in holders[w]:
+                held[rid] = held.get(rid, 0.0) + v
+                terms.setdefault(rid, []).append(w)
+        if total <= 0:
+            return Held({}, terms, 0.0)
+        anywhere = sum(v for w, v in weight.items() if holders[w]) / total
+        return Held({rid: v / total for rid, v in held.items()}, terms, anywhere)
 
 
 def slip(term: str, have: Iterable[str]) -> bool:
