@@ -12,10 +12,11 @@ inheritance rule ``inherit-kind`` is proposed from ``rules/`` by a curator and s
 reviewer, and each X arrives as a user's memory record ("new thing 3 is a <K>", with a source).
 Then each question goes down both of the product's paths:
 
-* **embedding** (the guesser, :class:`workbench.guesses.things.Things`): kinds ranked by graph
-  vector (a hit: one of X's kinds first); values of each relation ranked from X's nearest things
-  (a hit: the fact's value ranked first); the held-out facts the same way. The ranker always has
-  a first candidate unless nothing is near; it cannot abstain.
+* **embedding** (the guesser, :class:`workbench.guesses.things.Guesser`, learned from the worlds
+  with a tenth of the subjects held out to measure its stated chances): kinds ranked for X (a
+  hit: one of X's kinds first); values of each relation (a hit: the fact's value ranked first);
+  the held-out facts the same way. Beside it, the graph-vector guesser it replaced
+  (:mod:`benchmarks.graph_vectors`: FAISS over hashed graph features).
 * **rule** (``Workbench.ask``): each fact of K asked of X must come back *derived*, with a proof
   whose leaves name X's record and the world's common-sense assertion, both with sources; each
   held-out fact must come back *no evidence*.
@@ -31,6 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
+import resource
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -42,6 +44,7 @@ from typing import Any
 from benchmarks import synth
 from benchmarks.ask import Question, check_answer
 from benchmarks.ask_results import RELATION_NAMES
+from benchmarks.graph_vectors import GraphVectors
 from benchmarks.load import _step, code_version, machine, measure, working_dir
 
 SIZES = {"small": 30, "full": synth.ESSAY_WORLDS}  # worlds
@@ -145,9 +148,13 @@ class Row:
     """One of the essay's rows: how many questions, how many each path got right."""
 
     asked: int = 0
-    embedding: int = 0
+    embedding: int = 0  # the guesser (workbench.guesses): first
     embedding_top5: int = 0
     no_guess: int = 0
+    chance: float = 0.0  # the sum of the stated chance of the guesser's first candidate
+    old: int = 0  # the graph-vector guesser Workbench had before (benchmarks.graph_vectors): first
+    old_top5: int = 0
+    old_no_guess: int = 0
     rule: int = 0
     shortcut: int = 0
     wrong: list[str] = field(default_factory=list)
@@ -171,6 +178,7 @@ class AuditRun:
     quads_after: int = 0
     example: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
+    guesser: dict[str, Any] = field(default_factory=dict)  # model, training time and memory, query times
 
     @property
     def written_back(self) -> int:
@@ -181,7 +189,7 @@ class AuditRun:
                 "cases": len(self.cases), "held_out": len(self.held), "kinds_ranked": self.kinds_ranked,
                 "rows": {k: {**vars(r)} for k, r in self.rows.items()}, "multi": self.multi,
                 "cosines": self.cosines, "widths": self.widths, "rule_version": self.rule_version,
-                "written_back": self.written_back, "seconds": self.seconds}
+                "written_back": self.written_back, "seconds": self.seconds, "guesser": self.guesser}
 
 
 # ---------------------------------------------------------------- the run
@@ -214,52 +222,71 @@ def _hit(guesses: Sequence[Any], value: str) -> tuple[bool, bool]:
     return bool(ranked) and ranked[0] == target, target in ranked[:5]
 
 
-def ask_cases(wb: Any, run: AuditRun, bar: Any) -> None:
-    """Rows a and b for every X, by both paths, and the shortcut beside them."""
+def ask_cases(wb: Any, run: AuditRun, bar: Any, old: Any) -> None:
+    """Rows a and b for every X, by both paths: the guesser, the graph vectors it replaced (and
+    their shortcut), and the rule."""
     from workbench.values.words import render
 
-    things = wb._indexes.things()
-    things.ready()
-    kinds = things.kinds()
-    run.kinds_ranked = len(kinds)
-    vectors = things.kind_vectors(kinds)
+    guesser = wb._indexes.things()
+    model = guesser.ready()[0]
+    kinds = old.kinds()
+    run.kinds_ranked = len(model.kinds)
+    vectors = old.kind_vectors(kinds)
     at = {k: i for i, k in enumerate(kinds)}
     kind_row, inherit = run.rows["kind"], run.rows["inherit"]
-    both_top2 = shortcut_second = second_ranks = shortcut_second_ranks = 0
-    second_facts = [0, 0, 0, 0]  # the second kind's own facts: asked, guesser first, shortcut first, rule
+    both = {"new": 0, "old": 0, "shortcut": 0}
+    ranks = {"new": 0, "old": 0, "shortcut": 0}
+    second_facts = [0, 0, 0, 0, 0]  # the second kind's own facts: asked, guesser, old, shortcut, rule
+    query = {"kinds": 0.0, "values": 0.0, "n_values": 0}
     for case in run.cases:
         x = wb.resolve(case.name).entities[0]
-        v = things.vector(x)
+        v = old.vector(x)
         if v is None:
             raise RuntimeError(f"{case.name} has no graph vector: its record did not land")
+        clock = time.perf_counter()
+        ranked = [k for k, _ in model.rank_kinds(guesser.features(x), top=None)]
+        query["kinds"] += time.perf_counter() - clock
         short = vectors[at[case.kinds[0]]]  # the shortcut: X's vector := its first kind's
-        ranked = [k for k, _ in things.rank_kinds_near(v, kinds, vectors, top=None)]
-        short_ranked = [k for k, _ in things.rank_kinds_near(short, kinds, vectors, top=None)]
+        old_ranked = [k for k, _ in old.rank_kinds_near(v, kinds, vectors, top=None)]
+        short_ranked = [k for k, _ in old.rank_kinds_near(short, kinds, vectors, top=None)]
         kind_row.asked += 1
         kind_row.embedding += ranked[0] in case.kinds
         kind_row.embedding_top5 += bool(set(ranked[:5]) & set(case.kinds))
+        first_kind = guesser.rank_kinds(x, top=1)
+        kind_row.chance += (first_kind[0].chance or 0.0) if first_kind else 0.0
+        kind_row.old += old_ranked[0] in case.kinds
+        kind_row.old_top5 += bool(set(old_ranked[:5]) & set(case.kinds))
         kind_row.shortcut += short_ranked[0] in case.kinds
         run.cosines += [float(vectors[at[k]] @ v) for k in case.kinds]
         if len(case.kinds) == 2:
-            both_top2 += set(ranked[:2]) == set(case.kinds)
-            second_ranks += ranked.index(case.kinds[1]) + 1
-            shortcut_second += short_ranked[0] == case.kinds[1] or short_ranked[1] == case.kinds[1]
-            shortcut_second_ranks += short_ranked.index(case.kinds[1]) + 1
+            for name, r in (("new", ranked), ("old", old_ranked), ("shortcut", short_ranked)):
+                both[name] += set(r[:2]) == set(case.kinds)
+                ranks[name] += r.index(case.kinds[1]) + 1
+        clock = time.perf_counter()
         guesses = {p: wb.guess(x, p, top=5) for p in {p for p, _ in case.facts}}
-        short_guesses = {p: things.guess_near(short, p, exclude=x, top=5) for p in guesses}
+        query["values"] += time.perf_counter() - clock
+        query["n_values"] += len(guesses)
+        old_guesses = {p: old.guess(x, p, top=5) for p in guesses}
+        short_guesses = {p: old.guess_near(short, p, exclude=x, top=5) for p in guesses}
         second = set(case.facts) - set(case.first_facts) if len(case.kinds) == 2 else set()
         for p, f in case.facts:
             inherit.asked += 1
             first, top5 = _hit(guesses[p], f)
+            old_first, old_top5 = _hit(old_guesses[p], f)
             short_first = _hit(short_guesses[p], f)[0]
             inherit.embedding += first
             inherit.embedding_top5 += top5
             inherit.no_guess += not guesses[p]
+            inherit.chance += (guesses[p][0].chance or 0.0) if guesses[p] else 0.0
+            inherit.old += old_first
+            inherit.old_top5 += old_top5
+            inherit.old_no_guess += not old_guesses[p]
             inherit.shortcut += short_first
             if (p, f) in second:
                 second_facts[0] += 1
                 second_facts[1] += first
-                second_facts[2] += short_first
+                second_facts[2] += old_first
+                second_facts[3] += short_first
             q = Question("derived", x, p, f, case.name, RELATION_NAMES[p], case.labels[f], frozenset({f}))
             answer = wb.ask(q.subject_name, q.relation_name, q.object_name)
             why = check_answer(q, answer)
@@ -269,23 +296,27 @@ def ask_cases(wb: Any, run: AuditRun, bar: Any) -> None:
                 inherit.wrong.append(f"{q.text} {why}")
             else:
                 inherit.rule += 1
-                second_facts[3] += (p, f) in second
+                second_facts[4] += (p, f) in second
                 if not run.example:
                     run.example = render(answer)
         bar.update(1)
-    _wider(things, kinds, [wb.resolve(c.name).entities[0] for c in run.cases], run)
+    run.guesser["kinds_ms"] = round(1000 * query["kinds"] / max(1, len(run.cases)), 2)
+    run.guesser["values_ms"] = round(1000 * query["values"] / max(1, query["n_values"]), 2)
+    _wider(old, kinds, [wb.resolve(c.name).entities[0] for c in run.cases], run)
     multi = [c for c in run.cases if len(c.kinds) == 2]
     if multi:
-        run.multi = {"cases": len(multi), "both_top2": both_top2, "second_rank_sum": second_ranks,
-                     "shortcut_second_top2": shortcut_second, "shortcut_second_rank_sum": shortcut_second_ranks,
+        run.multi = {"cases": len(multi), "both_top2": both["new"], "second_rank_sum": ranks["new"],
+                     "old_both_top2": both["old"], "old_second_rank_sum": ranks["old"],
+                     "shortcut_second_top2": both["shortcut"], "shortcut_second_rank_sum": ranks["shortcut"],
                      "second_facts": second_facts[0], "second_facts_embedding": second_facts[1],
-                     "second_facts_shortcut": second_facts[2], "second_facts_rule": second_facts[3]}
+                     "second_facts_old": second_facts[2], "second_facts_shortcut": second_facts[3],
+                     "second_facts_rule": second_facts[4]}
 
 
 def _wider(things: Any, kinds: list[str], xs: list[str], run: AuditRun) -> None:
-    """Row a again with the same features hashed into more dimensions: fewer collisions among
-    many kinds. Not what the guesser does; a diagnosis of why it ranks as it does."""
-    from workbench.guesses.things import FeatureEncoder
+    """Row a again with the old graph vectors' features hashed into more dimensions: fewer
+    collisions among many kinds. A diagnosis of why the old guesser ranked as it did."""
+    from benchmarks.graph_vectors import FeatureEncoder
 
     texts = things.kind_texts(kinds)
     for width in WIDTHS:
@@ -309,8 +340,8 @@ def _leaves_name(answer: Any, record: str) -> str:
     return ""
 
 
-def ask_held(wb: Any, run: AuditRun, bar: Any) -> None:
-    """Row c: held-out facts, by both paths."""
+def ask_held(wb: Any, run: AuditRun, bar: Any, old: Any) -> None:
+    """Row c: held-out facts, by both paths (and the old guesser)."""
     row = run.rows["held"]
     for h in run.held:
         row.asked += 1
@@ -319,6 +350,12 @@ def ask_held(wb: Any, run: AuditRun, bar: Any) -> None:
         row.embedding += first
         row.embedding_top5 += top5
         row.no_guess += not guesses
+        row.chance += (guesses[0].chance or 0.0) if guesses else 0.0
+        old_guesses = old.guess(h.subject, h.predicate, top=5)
+        old_first, old_top5 = _hit(old_guesses, h.obj)
+        row.old += old_first
+        row.old_top5 += old_top5
+        row.old_no_guess += not old_guesses
         q = Question("no-evidence", h.subject, h.predicate, h.obj, h.subject_name, RELATION_NAMES[h.predicate],
                      h.object_name, frozenset())
         why = check_answer(q, wb.ask(q.subject_name, q.relation_name, q.object_name))
@@ -327,6 +364,20 @@ def ask_held(wb: Any, run: AuditRun, bar: Any) -> None:
         else:
             row.rule += 1
         bar.update(1)
+
+
+def root_vectors(workdir: Path) -> Path:
+    return workdir / "old-graph-vectors"
+
+
+def _guesser_figures(meta: dict[str, Any], maxrss_before: int) -> dict[str, Any]:
+    """What training cost and what its calibration measured, for the report."""
+    cal = meta["calibration"]
+    return {"model": meta["version"], "subjects": meta["subjects"], "features": meta["features"],
+            "train_seconds": meta["seconds"], "peak_rss_growth_mib":
+            round((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - maxrss_before) / 1024, 1),
+            "tasks": cal["tasks"], "ece": {f: v.get("ece") for f, v in cal["families"].items()},
+            "cases": {f: v.get("cases") for f, v in cal["families"].items()}}
 
 
 def run_audit(size: str, *, seed: int, workdir: Path, cases: int, multi: int, held_out: int,
@@ -352,16 +403,22 @@ def run_audit(size: str, *, seed: int, workdir: Path, cases: int, multi: int, he
             run.rule_version = _step(bar, "signing off inherit-kind", partial(_rules_signed_off, wb, rules_dir))
             _step(bar, "recording each X", partial(wb.import_files, [xs]))
             run.quads_before = _quads(wb)
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             clock = time.perf_counter()
-            _step(bar, "building the graph-vector index", wb._indexes.things().ready)
-            run.seconds["index"] = time.perf_counter() - clock
+            meta = _step(bar, "training the guesser", wb.train_guesses)
+            run.seconds["train guesser"] = time.perf_counter() - clock
+            run.guesser.update(_guesser_figures(meta, before))
+            old = GraphVectors(wb.store, root_vectors(workdir))
+            clock = time.perf_counter()
+            _step(bar, "building the old graph-vector index", old.ready)
+            run.seconds["old index"] = time.perf_counter() - clock
             clock = time.perf_counter()
             bar.set_description("rows a and b: kinds and inheritance")
-            ask_cases(wb, run, bar)
+            ask_cases(wb, run, bar, old)
             run.seconds["cases"] = time.perf_counter() - clock
             clock = time.perf_counter()
             bar.set_description("row c: facts left out")
-            ask_held(wb, run, bar)
+            ask_held(wb, run, bar, old)
             run.seconds["held"] = time.perf_counter() - clock
             run.quads_after = _quads(wb)
             bar.update(1)

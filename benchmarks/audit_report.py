@@ -28,48 +28,71 @@ def essay_table(run: AuditRun) -> list[str]:
     rule_c = (f'"No evidence" for all {held.asked}' if held.rule == held.asked
               else f'"No evidence" for {held.rule} of {held.asked}')
     return [
-        "| Question | Embedding score (the guesser) | Written rule (`Workbench.ask`) |",
-        "|---|---|---|",
-        f"| Right kind ranked first ({kind.asked} new things X) | {_of(kind.embedding, kind.asked)} | — |",
-        f"| Inherit the facts written for K ({len(run.cases)} X, {per_x:.1f} facts each) | "
-        f"{_of(inherit.embedding, inherit.asked)} | {rule_b} |",
-        f"| {held.asked} other facts with no record in the system | {_of(held.embedding, held.asked)} guessed right | "
-        f"{rule_c} |",
+        "| Question | The essay's embedding | Workbench's guesser | The graph vectors it replaced | "
+        "Written rule (`Workbench.ask`) |",
+        "|---|---|---|---|---|",
+        f"| Right kind ranked first ({kind.asked} new things X) | 14 of 16 | {_of(kind.embedding, kind.asked)} | "
+        f"{_of(kind.old, kind.asked)} | — |",
+        f"| Inherit the facts written for K ({len(run.cases)} X, {per_x:.1f} facts each) | 2 of 24 | "
+        f"{_of(inherit.embedding, inherit.asked)} | {_of(inherit.old, inherit.asked)} | {rule_b} |",
+        f"| {held.asked} other facts with no record in the system | 1 of 40 guessed right | "
+        f"{_of(held.embedding, held.asked)} guessed right | {_of(held.old, held.asked)} | {rule_c} |",
     ]
 
 
 def details(run: AuditRun) -> list[str]:
     kind, inherit, held = run.rows["kind"], run.rows["inherit"], run.rows["held"]
     lines = [
-        "| Question | asked | embedding: first | embedding: in top 5 | embedding: no candidate | "
+        "| Question | asked | guesser: first | guesser: in top 5 | guesser: no basis | guesser: mean stated "
+        "chance of its first | old: first | old: in top 5 | old: no candidate | "
         "shortcut (X's vector := K's): first | rule: right |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, row, shortcut in (("a. right kind", kind, True), ("b. inherited facts", inherit, True),
                                  ("c. facts left out", held, False)):
+        stated = row.chance / max(1, row.asked - row.no_guess)
         lines.append(f"| {label} | {row.asked} | {row.embedding} | {row.embedding_top5} | {row.no_guess} | "
+                     f"{stated:.3f} | {row.old} | {row.old_top5} | {row.old_no_guess} | "
                      f"{row.shortcut if shortcut else 'n/a'} | {row.rule if label[0] != 'a' else 'n/a'} |")
     lines.append("")
+    g = run.guesser
+    if g:
+        secs = g["train_seconds"]
+        lines.append(f"- The guesser: {g['model']}, learned from {g['subjects']:,} subjects and {g['features']:,} "
+                     f"features: reading the store {secs['read']} s, counting (twice: with a tenth held out, then "
+                     f"everything) {secs['train']} s, measuring on the held-out tenth {secs['calibrate']} s; the "
+                     f"process's peak memory grew {g['peak_rss_growth_mib']:,} MiB. A query: {g['kinds_ms']} ms to "
+                     f"rank every kind, {g['values_ms']} ms for the values of one relation.")
+        tasks = "; ".join(f"{t}: hit@1 {_pct(v['hit1'])}, hit@5 {_pct(v['hit5'])} of {v['asked']:,}"
+                          f" ({v['no_basis']:,} no basis)" for t, v in g["tasks"].items())
+        lines.append(f"- Measured on the held-out subjects (`workbench eval guesses`): {tasks}. Expected "
+                     "calibration error out of fold: " + ", ".join(
+                         f"{f} {e:.3f} over {g['cases'][f]:,} candidates" if e is not None else f"{f} not measured"
+                         for f, e in g["ece"].items()) + ".")
     if run.cosines:
         mean = statistics.mean(run.cosines)
-        lines.append(f"- Cosine of X's graph vector to each of its kinds' vectors: mean {mean:.2f}"
+        lines.append(f"- Old graph vectors: cosine of X's to each of its kinds' vectors: mean {mean:.2f}"
                      f" (min {min(run.cosines):.2f}, max {max(run.cosines):.2f}); the shortcut would make it 1.00 "
-                     "for the first kind. The guesser computes X's vector from X's own facts.")
+                     "for the first kind. Both guessers compute X's features from X's own facts.")
     if run.widths:
         wider = ", ".join(f"{w:,}: {n} of {kind.asked}" for w, n in run.widths.items())
-        lines.append(f"- Row a with the same graph features hashed into more dimensions than the guesser's 256 "
-                     f"(a diagnosis, not what the guesser does): {wider}.")
+        lines.append(f"- Row a with the old graph features hashed into more dimensions than its 256 "
+                     f"(a diagnosis of the old guesser): {wider}.")
     m = run.multi
     if m:
         n = m["cases"]
-        lines.append(f"- Things of two kinds ({n} of the {kind.asked}): both kinds ranked first and second for "
-                     f"{m['both_top2']} of {n}, the second kind at mean rank {m['second_rank_sum'] / n:.1f}; with the "
-                     f"shortcut the second kind is in the top two for {m['shortcut_second_top2']} of {n}, at mean rank "
-                     f"{m['shortcut_second_rank_sum'] / n:.1f} of {run.kinds_ranked:,} kinds (it puts the first kind "
-                     "first by construction, declaring X to be that kind).")
+        lines.append(f"- Things of two kinds ({n} of the {kind.asked}): both kinds ranked first and second by the "
+                     f"guesser for {m['both_top2']} of {n}, the second kind at mean rank "
+                     f"{m['second_rank_sum'] / n:.1f};"
+                     f" by the old graph vectors for {m['old_both_top2']} of {n} (mean rank "
+                     f"{m['old_second_rank_sum'] / n:.1f}); with the shortcut the second kind is in the top two for "
+                     f"{m['shortcut_second_top2']} of {n}, at mean rank {m['shortcut_second_rank_sum'] / n:.1f} of "
+                     f"{run.kinds_ranked:,} kinds (it puts the first kind first by construction, declaring X to be "
+                     "that kind).")
         lines.append(f"- The second kind's own facts ({m['second_facts']} over those {n}): ranked first by the guesser "
-                     f"for {m['second_facts_embedding']}, by the shortcut for {m['second_facts_shortcut']}; the rule "
-                     f"derives {m['second_facts_rule']} of them, each from the world's assertion about that kind.")
+                     f"for {m['second_facts_embedding']}, by the old graph vectors for {m['second_facts_old']}, by the "
+                     f"shortcut for {m['second_facts_shortcut']}; the rule derives {m['second_facts_rule']} of them, "
+                     "each from the world's assertion about that kind.")
     lines.append(f"- Rule: {run.rule_version}. A derived answer counts only if its proof rests on X's own record "
                  "(with its source) and on the world's admitted common sense; a no-evidence answer only if the "
                  "tier is no evidence (not \"no\").")
@@ -79,6 +102,10 @@ def details(run: AuditRun) -> list[str]:
         for why in row.wrong[:5]:
             lines.append(f"- Rule path wrong ({label}): {why}")
     return lines
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.1%}"
 
 
 def render_report(run: AuditRun, *, command: str, machine_line: str, code: str, date: str) -> str:
@@ -95,7 +122,8 @@ def render_report(run: AuditRun, *, command: str, machine_line: str, code: str, 
         "",
         *essay_table(run),
         "",
-        "For the embedding column a hit means the right candidate ranked first, as in the essay. The details:",
+        "For the embedding columns a hit means the right candidate ranked first, as in the essay (its figures "
+        "are the essay's own, on its own data). The details:",
         "",
         *details(run),
     ]

@@ -118,7 +118,7 @@ def audit(ctx: click.Context, size: str, seed: int, cases: int, multi: int, held
     """The essay's audit with Workbench's own parts: the synthetic worlds imported as common
     sense, the inheritance rule proposed and signed off, new things X recorded as "X is a K";
     then (a) is the right kind ranked first, (b) does X inherit the facts written for K, (c) what
-    of true facts left out, each by the guesser (FAISS ranking over graph vectors) and by the
+    of true facts left out, each by the guesser (beside the graph vectors it replaced) and by the
     rule (Workbench.ask: derived with reasons, or no evidence). Prints the essay's table with
     this run's counts. Exits 1 if the rule path got any answer wrong.
 

@@ -66,7 +66,7 @@ def test_a_gap_shows_model_guesses_apart_from_values(ui: UiServer, monkeypatch: 
     assert badges(at) == [":orange-badge[model guess]", ":orange-badge[model guess]"]  # the answer, the guess box
     assert [s.value for s in at.subheader] == ["Model guesses"]  # no "Values" section: a guess is not a value
     [table] = [d.value for d in at.dataframe]
-    assert list(table["guess"]) == ["tea"] and list(table["because similar to"]) == ["Kettle Two"]
+    assert list(table["guess"]) == ["tea"] and list(table["because"]) == ["Kettle Two"] and table["chance"].isna().all()
     assert dots(at) == []  # nothing drawn as evidence
 
 

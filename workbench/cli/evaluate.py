@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from workbench.cli import Context, _emit, main
+from workbench.cli import Context, _emit, _progress, main
 from workbench.errors import WorkbenchError
 from workbench.service import Workbench, default_user, memories
 from workbench.service import evaluation as ev
@@ -42,8 +42,20 @@ def evaluate(ctx: Context, set_name: str, distractors: bool, scenario: bool, k: 
       workbench eval dev --distractors --scenario
       workbench eval my-questions.jsonl --k 5 --json
       workbench eval conversations            # hit@k, "no memory" by kind, calibration, p50
+      workbench eval guesses                  # the guesser: hit@1/5, reliability, calibration error
+
+    `guesses` is not a question set: it prints how the guesser's stated chances held on the
+    store's own held-out subjects (see `workbench guesses train`).
     """
     try:
+        if set_name == "guesses":
+            with ctx.open() as wb:
+                meta = wb.seen_by(ctx.reader).guess_report(progress=_progress)
+            if as_json:
+                _emit({k: v for k, v in meta.items() if k != "up"})
+            else:
+                click.echo("\n".join(guess_lines(meta)))
+            return
         bench = memories.benchmark_path(set_name)
         if bench is not None:
             report = memories.evaluate(ctx.user or default_user(), ctx.encoder, bench, k=k)
@@ -206,3 +218,31 @@ def benchmark_lines(report: memories.MemoriesReport) -> list[str]:
     out += [f"  stated {r['from']:.1f}-{r['to']:.1f}: {r['questions']:4} bundles, mean stated {r['stated']:.2f}, "
             f"held the answer {r['held']:.2f}" for r in report.reliability]
     return out
+
+
+def guess_lines(meta: dict[str, Any]) -> list[str]:
+    """What the guesser learned from and how its stated chances held, for a person to read."""
+    cal = meta.get("calibration") or {}
+    lines = [f"guesser {meta.get('version')}: learned from {meta.get('subjects', 0):,} subjects "
+             f"({meta.get('kinds_known', 0):,} kinds, {meta.get('features', 0):,} features) at store "
+             f"version {meta.get('fingerprint')}",
+             f"  held out for measuring: {meta.get('held_out_subjects', 0):,} subjects; seconds: "
+             + ", ".join(f"{k} {v}" for k, v in (meta.get("seconds") or {}).items()), "",
+             "task            asked  no basis  hit@1   hit@5"]
+    for task, t in (cal.get("tasks") or {}).items():
+        hit1 = "  n/a" if t["hit1"] is None else f"{t['hit1']:6.1%}"
+        hit5 = "  n/a" if t["hit5"] is None else f"{t['hit5']:6.1%}"
+        lines.append(f"{task:<15} {t['asked']:>5}  {t['no_basis']:>8}  {hit1}  {hit5}")
+    for fam, f in (cal.get("families") or {}).items():
+        lines.append("")
+        if not f.get("map"):
+            lines.append(f"{fam} guesses: chance not measured ({f.get('cases', 0)} held-out cases; "
+                         "at least 50 are needed): guesses say so")
+            continue
+        lines.append(f"{fam} guesses: stated chance against the share right, out of fold "
+                     f"({f['cases']:,} cases; expected calibration error {f['ece']:.3f})")
+        lines.append("  stated     cases  mean stated  right")
+        for r in f["reliability"]:
+            lines.append(f"  {r['from']:.1f}-{r['to']:.1f} {r['cases']:>9,}  {r['stated']:11.3f}  {r['right']:.3f}  "
+                         + "#" * round(BAR * r["right"]))
+    return lines

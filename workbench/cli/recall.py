@@ -1,5 +1,6 @@
-"""The recall commands: ``recall`` (a question in words -> a bundle of records, or "no memory")
-and ``index`` (the vector indexes beside the store: status, rebuild)."""
+"""The recall commands: ``recall`` (a question in words -> a bundle of records, or "no memory"),
+``index`` (the vector indexes beside the store: status, rebuild), ``guess-kinds`` and
+``guesses train`` (the guesser's model, learned from the store)."""
 
 from __future__ import annotations
 
@@ -73,8 +74,42 @@ def guess_kinds(wb: Workbench, name: str, top: int, as_json: bool) -> None:
     """
     ranked = wb.guess_kinds(name, top=top)
     if as_json:
-        _emit({"tier": "guessed", "name": name, "kinds": [g.to_json() for g in ranked]})
+        _emit({"tier": "guessed" if ranked else "no_evidence", "name": name,
+               "kinds": [g.to_json() for g in ranked]})
         return
-    click.echo(f"[guessed] kinds for {name}, ranked by similarity (model guess, not a fact):")
+    if not ranked:
+        click.echo(f"[no evidence] no basis for a guess: nothing recorded of {name} is known to the model")
+        return
+    click.echo(f"[guessed] kinds for {name}, likeliest first (model guess, not a fact; {ranked[0].model}):")
     for g in ranked:
-        click.echo(f"  {g.score:5.2f}  {g.label}")
+        chance = "  n/a" if g.chance is None else f"{g.chance:4.0%}"
+        click.echo(f"  {chance}  {g.label}")
+    click.echo("  (chance: how often guesses like this were right on held-out facts; n/a: not measured)")
+
+
+@main.group()
+def guesses() -> None:
+    """The guesser's model: learned offline from the store's facts and common sense."""
+
+
+@command(guesses, "train")
+@click.option("--json", "as_json", is_flag=True, help="Print what was measured as JSON.")
+def guesses_train(wb: Workbench, as_json: bool) -> None:
+    """Learn the guesser's model from the store now, and measure what its scores mean.
+
+    A tenth of the store's subjects is held out; something true of each is hidden and guessed
+    back, and the share right at each score becomes the chance every guess states. Guessing
+    learns by itself after the store changes; this does it ahead of time, with a progress bar.
+    `workbench eval guesses` prints the figures.
+
+    \b
+    Example:
+      workbench guesses train && workbench eval guesses
+    """
+    from workbench.cli.evaluate import guess_lines
+
+    meta = wb.train_guesses(progress=_progress)
+    if as_json:
+        _emit({k: v for k, v in meta.items() if k != "up"})
+    else:
+        click.echo("\n".join(guess_lines(meta)))

@@ -1,204 +1,184 @@
-"""Graph vectors and the guesser: a thing is embedded by what the graph says of it (its kinds,
-their super-kinds, and its facts), not by its name.
+"""The guesser, kept beside the store it learned from: kinds and values for genuine gaps, each with
+the chance of being right that was measured for guesses like it, and "no basis for a guess"
+when the store says nothing the model can use.
 
-Given only "X is a K", X's vector holds K and K's super-kinds; its nearest things are K itself
-and K's other members, and their facts, weighted by similarity, rank X's likely properties.
-X's vector is *computed from X's own facts*, never copied from K's: an electric car that is
-both a car and an appliance sits between the two. The ranking is a guess: it is labelled so,
-never written to the store, never a premise (see docs/recall.md, "Guesses").
+The model (:mod:`workbench.guesses.model`) and its calibration
+(:mod:`workbench.guesses.calibration`) are trained offline from the store's active assertions
+(``workbench guesses train``, or the first guess after the store changed) and saved under the
+indexes' folder with the fingerprint of the store they came from; imports, approvals and
+erasure move the fingerprint, so the next guess learns again (as the names index is rebuilt).
+A guess is never written to the store and never a premise (docs/guesses.md).
 """
 
 from __future__ import annotations
 
 import hashlib
+import shutil
+import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import pyoxigraph as ox
 
+from workbench.guesses import calibration
+from workbench.guesses.model import MODEL, Model, Subjects, held_out, read_triples
 from workbench.ids import META_GRAPH
 from workbench.store import Store
 from workbench.values.guesses import Guess
-from workbench.vectors.encoders import normalise
-from workbench.vectors.kept import Rebuilt
-from workbench.vocab import PREFIXES, RDF, RDFS
+from workbench.vectors.kept import Bar, fingerprint
+from workbench.vocab import PREFIXES
 
-NEIGHBOURS = 50
-MIN_SIMILARITY = 0.2
-_SKIP = "FILTER(?p NOT IN (skos:prefLabel, skos:altLabel, rdfs:label, wb:nameKey, owl:sameAs))"
+EVIDENCE = 3  # subjects named as the evidence for a value
 
 
-class FeatureEncoder:
-    """Each line of a text is one feature ("a <K>", "<p> <o>"), hashed to a signed dimension."""
-
-    def __init__(self, dim: int = 256) -> None:
-        self._dim = dim
-
-    @property
-    def name(self) -> str:
-        return f"graph-features-v1/{self._dim}"
-
-    @property
-    def spec(self) -> str:
-        return f"graph-features:{self._dim}"
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for f in set(text.split("\n")):
-                if f:
-                    h = int.from_bytes(hashlib.blake2b(f.encode(), digest_size=8).digest(), "little")
-                    out[row, h % self._dim] += 1.0 if (h >> 63) & 1 else -1.0
-        return normalise(out)
-
-
-def _triples(store: Store, subjects: Iterable[str] | None) -> list[tuple[str, str, str]]:
-    values = f"VALUES ?s {{ {' '.join(f'<{s}>' for s in subjects)} }}" if subjects is not None else ""
-    rows = store.select(
-        PREFIXES + f"""SELECT DISTINCT ?s ?p ?o WHERE {{ {values} GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }}
-        GRAPH ?g {{ ?s ?p ?o }} FILTER(isIRI(?s)) {_SKIP} }}"""
-    )
-    return [(r["s"].value, r["p"].value, str(r["o"])) for r in rows]  # type: ignore[union-attr]
-
-
-def _supers(store: Store) -> dict[str, set[str]]:
-    rows = store.select(
-        PREFIXES + f"""SELECT DISTINCT ?k ?s WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }}
-        GRAPH ?g {{ ?k rdfs:subClassOf ?s }} }}"""
-    )
-    up: dict[str, set[str]] = defaultdict(set)
-    for r in rows:
-        up[r["k"].value].add(r["s"].value)  # type: ignore[union-attr]
-    return up
-
-
-def _closure(kinds: Iterable[str], up: dict[str, set[str]]) -> set[str]:
-    seen: set[str] = set()
-    todo = list(kinds)
-    while todo:
-        k = todo.pop()
-        if k not in seen:
-            seen.add(k)
-            todo.extend(up.get(k, ()))
-    return seen
-
-
-def features(triples: Iterable[tuple[str, str, str]], up: dict[str, set[str]]) -> dict[str, str]:
-    """Each subject's features, one per line, in a fixed order."""
-    kinds: dict[str, set[str]] = defaultdict(set)
-    facts: dict[str, set[str]] = defaultdict(set)
-    for s, p, o in triples:
-        if p == RDF.type.value:
-            kinds[s].add(o.strip("<>"))
-        elif p == RDFS.subClassOf.value:
-            kinds[s].update({s, o.strip("<>")})
-        else:
-            facts[s].add(f"<{p}> {o}")
-    out = {}
-    for s in set(kinds) | set(facts):
-        lines = sorted(f"a <{k}>" for k in _closure(kinds[s], up)) + sorted(facts[s])
-        out[s] = "\n".join(lines)
-    return out
-
-
-class Things(Rebuilt):
-    """The graph-vector index of things and kinds, rebuilt when the store's fingerprint moves."""
+class Guesser:
+    """The trained model of one readable store, loaded or learned again when the store moved."""
 
     def __init__(self, store: Store, directory: Path) -> None:
-        super().__init__(store, directory, FeatureEncoder())
-        self._up: tuple[str, dict[str, set[str]]] | None = None
+        self.store = store
+        self.directory = directory
+        self._model: tuple[Model, dict[str, Any]] | None = None
+        self._checked = False
 
-    def _supers(self) -> dict[str, set[str]]:
-        """The kind hierarchy, read once per store version (every vector needs all of it)."""
-        version = self.store.version()
-        if self._up is None or self._up[0] != version:
-            self._up = (version, _supers(self.store))
-        return self._up[1]
+    @property
+    def exists(self) -> bool:
+        return (self.directory / "model.json").is_file()
 
-    def items(self) -> dict[str, str]:
-        return features(_triples(self.store, None), self._supers())
+    def stale(self) -> None:
+        self._checked = False
 
-    def text(self, iri: str) -> str | None:
-        """What the graph says of ``iri``, one feature a line: what its vector encodes."""
-        return features(_triples(self.store, [iri]), self._supers()).get(iri)
+    def ready(self, progress: Bar | None = None) -> tuple[Model, dict[str, Any]]:
+        """The model and its metadata, in step with the store: loaded from disk when it was
+        trained at the store's fingerprint, else trained now."""
+        if self._checked and self._model is not None:
+            return self._model
+        now = fingerprint(self.store)
+        if self._model is None or self._model[1].get("fingerprint") != now:
+            loaded = Model.load(self.directory)
+            self._model = loaded if loaded and loaded[1].get("fingerprint") == now else None
+        if self._model is None:
+            self.train(progress)
+        self._checked = True
+        assert self._model is not None
+        return self._model
 
-    def vector(self, iri: str) -> np.ndarray | None:
-        feats = self.text(iri)
-        return self.index.encoder.encode([feats])[0] if feats else None
+    def train(self, progress: Bar | None = None) -> dict[str, Any]:
+        """Learn from the store now: read, count with a tenth held out, measure what the scores
+        mean on that tenth, count again with everything, save. Returns what was measured."""
+        now = fingerprint(self.store)
+        clock = time.perf_counter()
+        bar = progress("reading the store", 1) if progress else None
+        triples = read_triples(self.store)
+        subjects = Subjects.of(triples)
+        _done(bar)
+        seconds = {"read": time.perf_counter() - clock}
+        clock = time.perf_counter()
+        version = f"{MODEL}@{hashlib.blake2b(now.encode(), digest_size=6).hexdigest()}"
+        bar = progress("learning", 2 * len(subjects.features)) if progress else None
+        tick = bar.update if bar else None  # type: ignore[attr-defined]
+        held = Model.train(subjects, skip=held_out, tick=tick, version=version)
+        full = Model.train(subjects, tick=tick, version=version)
+        _done(bar)
+        seconds["train"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        bar = progress("measuring on held-out subjects", 3 * calibration.CASES) if progress else None
+        cases, asked = calibration.measure(held, subjects, tick=bar.update if bar else None)  # type: ignore[attr-defined]
+        _done(bar)
+        report = calibration.calibrate(cases, asked)
+        seconds["calibrate"] = time.perf_counter() - clock
+        meta = {"fingerprint": now, "trained_at": _utc(), "subjects": len(subjects.features),
+                "kinds_known": len(full.kinds), "features": len(full.vocab), "triples": len(triples),
+                "held_out_subjects": sum(1 for s in subjects.features if held_out(s)),
+                "calibration": report, "seconds": {k: round(v, 2) for k, v in seconds.items()},
+                "up": {k: sorted(v) for k, v in subjects.up.items()}}
+        shutil.rmtree(self.directory, ignore_errors=True)
+        full.save(self.directory, meta)
+        self._model = (full, {**meta, "model": MODEL, "version": version})
+        self._checked = True
+        return self._model[1]
+
+    # ---------------------------------------------------------------- guessing
+
+    def features(self, iri: str) -> tuple[str, ...]:
+        """What the graph says of ``iri``, as the model's features: from its own triples and the
+        kind hierarchy, never copied from a kind's."""
+        model, meta = self.ready()
+        up = {k: set(v) for k, v in meta.get("up", {}).items()}
+        mine = Subjects.of(read_triples(self.store, [iri]))
+        if iri in model.kind_at:
+            return Subjects({}, {}, up).features_of([iri], [f for f in mine.features.get(iri, ()) if f[0] == "<"])
+        own = mine.features.get(iri, ())
+        kinds = [f[3:-1] for f in own if f.startswith("a <")]
+        return Subjects({}, {}, up).features_of(kinds, [f for f in own if f[0] == "<"])
+
+    def rank_kinds(self, iri: str, *, top: int = 5) -> tuple[Guess, ...]:
+        """Kinds for ``iri``, likeliest first, each with its stated chance; () when there is no
+        basis for a guess (nothing recorded of it that the model knows)."""
+        model, meta = self.ready()
+        chance = calibration.chance_map(meta["calibration"], "kind")
+        ranked = model.rank_kinds(self.features(iri), top=top)
+        return tuple(Guess(f"<{k}>", s, (), chance=chance(s) if chance else None, model=model.version)
+                     for k, s in ranked)
 
     def guess(self, iri: str, predicate: str, *, top: int = 5) -> tuple[Guess, ...]:
-        """Values of ``predicate`` for ``iri``, ranked by how similar things that have one are."""
-        v = self.vector(iri)
-        return () if v is None else self.guess_near(v, predicate, exclude=iri, top=top)
+        """Values of ``iri predicate ?`` it does not have yet, with their stated chance and the
+        subjects of its likely kinds that hold them; () when there is no basis for a guess."""
+        model, meta = self.ready()
+        chance = calibration.chance_map(meta["calibration"], "value")
+        ranked = model.values(self.features(iri), predicate, top=top)
+        evidence = self._evidence(iri, predicate, ranked)
+        return tuple(Guess(v, s, evidence.get(v, ()), chance=chance(s) if chance else None, model=model.version)
+                     for v, s, _ in ranked)
 
-    def guess_near(self, v: np.ndarray, predicate: str, *, exclude: str | None = None,
-                   top: int = 5) -> tuple[Guess, ...]:
-        """Values of ``predicate`` ranked by the things nearest the vector ``v`` that have one
-        (``exclude``: the thing asked about, never its own neighbour)."""
-        index = self.ready()
-        near = [(n, s) for n, s in index.search(v, NEIGHBOURS + 1) if n != exclude and s >= MIN_SIMILARITY]
-        if not near:
-            return ()
-        sims = dict(near)
-        values = " ".join(f"<{n}>" for n in sims)
-        rows = self.store.select(
-            PREFIXES + f"""SELECT DISTINCT ?n ?o WHERE {{ VALUES ?n {{ {values} }}
-            GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }} GRAPH ?g {{ ?n {ox.NamedNode(predicate)} ?o }} }}"""
+    def _evidence(self, iri: str, predicate: str,
+                  ranked: Sequence[tuple[str, float, tuple[str, ...]]]) -> dict[str, tuple[str, ...]]:
+        """For each value, up to three subjects of the kinds it came from that hold it (the kind
+        itself among them: the facts written for a kind are its own)."""
+        if not ranked:
+            return {}
+        kinds = {k for _, _, ks in ranked for k in ks}
+        values = " ".join(v for v, _, _ in ranked)
+        active = f"GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }}"
+        holders = self.store.select(
+            PREFIXES + f"""SELECT DISTINCT ?o ?s WHERE {{ VALUES ?o {{ {values} }}
+            GRAPH ?g {{ ?s {ox.NamedNode(predicate)} ?o }} {active} FILTER(?s != <{iri}>) }} ORDER BY ?o ?s"""
         )
-        votes: dict[str, float] = defaultdict(float)
-        who: dict[str, list[tuple[float, str]]] = defaultdict(list)
+        subjects = sorted({r["s"].value for r in holders if r["s"].value not in kinds})  # type: ignore[union-attr]
+        typed = self.store.select(
+            PREFIXES + f"""SELECT DISTINCT ?s WHERE {{ VALUES ?s {{ {' '.join(f'<{x}>' for x in subjects)} }}
+            VALUES ?k {{ {' '.join(f'<{k}>' for k in sorted(kinds))} }} GRAPH ?g {{ ?s a ?k }} {active} }}"""
+        ) if subjects else []
+        of_kinds = kinds | {r["s"].value for r in typed}  # type: ignore[union-attr]
+        rows = [r for r in holders if r["s"].value in of_kinds]  # type: ignore[union-attr]
+        out: dict[str, list[str]] = defaultdict(list)
         for r in rows:
-            n, o = r["n"].value, str(r["o"])  # type: ignore[union-attr]
-            votes[o] += sims[n]
-            who[o].append((sims[n], n))
-        total = sum(sims.values())
-        ranked = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-        return tuple(
-            Guess(o, score / total, tuple(n for _, n in sorted(who[o], key=lambda t: (-t[0], t[1]))[:3]))
-            for o, score in ranked
-        )
+            o, s = str(r["o"]), r["s"].value  # type: ignore[union-attr]
+            if len(out[o]) < EVIDENCE:
+                out[o].append(s)
+        return {o: tuple(s) for o, s in out.items()}
 
     def kinds(self) -> list[str]:
-        """Every kind the active records know: what things are, and what kinds are kinds of."""
-        rows = self.store.select(
-            PREFIXES + f"""SELECT DISTINCT ?k WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }}
-            GRAPH ?g {{ {{ ?x a ?k }} UNION {{ ?k rdfs:subClassOf ?y }} UNION {{ ?y rdfs:subClassOf ?k }} }}
-            FILTER(isIRI(?k)) }} ORDER BY ?k"""
-        )
-        return [r["k"].value for r in rows]  # type: ignore[union-attr]
+        return self.ready()[0].kinds
 
-    def rank_kinds(self, iri: str, kinds: Sequence[str] | None = None, *, top: int = 5) -> list[tuple[str, float]]:
-        """Kinds ordered by the cosine of their graph vectors to ``iri``'s (best first). X's
-        vector comes from X's own facts: never set equal to a kind's."""
-        v = self.vector(iri)
-        if v is None:
-            return []
-        kinds = list(kinds) if kinds is not None else self.kinds()
-        return self.rank_kinds_near(v, kinds, self.kind_vectors(kinds), top=top)
+    def status(self) -> dict[str, Any] | None:
+        """What the saved model was learned from (None when there is none yet)."""
+        loaded = Model.load(self.directory)
+        if loaded is None:
+            return None
+        meta = loaded[1]
+        return {"model": meta.get("version"), "fingerprint": meta.get("fingerprint"),
+                "subjects": meta.get("subjects"), "kinds": meta.get("kinds_known")}
 
-    def kind_vectors(self, kinds: Sequence[str]) -> np.ndarray:
-        """One graph vector per kind, in order: what the kind is (itself and the kinds above
-        it) and its own facts."""
-        return self.index.encoder.encode(self.kind_texts(kinds))
 
-    def kind_texts(self, kinds: Sequence[str]) -> list[str]:
-        up = self._supers()
-        feats: dict[str, str] = {}
-        for start in range(0, len(kinds), 500):
-            feats.update(features(_triples(self.store, kinds[start : start + 500]), up))
-        # A kind is one of its own kinds ("a K" is a feature of K), facts or not.
-        return [f"a <{k}>\n" + feats.get(k, "") for k in kinds]
+def _done(bar: Any) -> None:
+    if bar is not None:
+        bar.update(max(0, getattr(bar, "total", 0) - getattr(bar, "n", 0)))
+        bar.close()
 
-    @staticmethod
-    def rank_kinds_near(v: np.ndarray, kinds: Sequence[str], vectors: np.ndarray, *,
-                        top: int | None = 5) -> list[tuple[str, float]]:
-        """``kinds`` ordered by the cosine of their ``vectors`` to ``v`` (best first)."""
-        scores = vectors @ v
-        ranked = sorted(zip(kinds, (float(s) for s in scores), strict=True), key=lambda t: (-t[1], t[0]))
-        return ranked if top is None else ranked[:top]
+
+def _utc() -> str:
+    import datetime as dt
+
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

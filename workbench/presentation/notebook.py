@@ -154,7 +154,7 @@ def guesses_html(guesses: Sequence[Guess]) -> str:
     if not guesses:
         return ""
     rows = "".join(
-        f"<li>{escape_text(g.label or g.value)} {_muted(f'score {g.score:.2f}')}"
+        f"<li>{escape_text(g.label or g.value)} {_muted(g.chance_text())}"
         + (f" {_muted('like ' + escape_text(', '.join(short(b) for b in g.because)))}" if g.because else "")
         + "</li>" for g in guesses)
     return (f'<div class="wb-guesses" style="border:2px dashed {GUESS_COLOUR};border-radius:4px;'

@@ -11,8 +11,6 @@ Workbenches on one store share is one explicit object (:mod:`workbench.service.s
 'urn:wb:entity:paris'
 >>> wb.resolve("  PARIS ").outcome
 'bound'
->>> wb.resolve("Paris Hilton").outcome
-'unknown'
 >>> wb.close()
 """
 
@@ -92,7 +90,7 @@ class Workbench:
         return cls(open_store(location, create=create, timeout=timeout), user=user, clock=clock, encoder=encoder)
 
     @property
-    def rules_dir(self) -> Path:
+    def rules_dir(self) -> Path:  # where the rules are read from
         return self._shared.rules_dir
 
     @rules_dir.setter
@@ -344,17 +342,20 @@ class Workbench:
                                progress=progress)
 
     def guess(self, subject_iri: str, predicate_iri: str, *, top: int = 5) -> tuple[Guess, ...]:
-        """Ranked model guesses for ``subject predicate ?`` from similar things. Never facts."""
+        """Guesses for a gap, each with its stated chance; () for no basis (docs/guesses.md)."""
         return self._indexes.things().guess(subject_iri, predicate_iri, top=top)
 
     def guess_kinds(self, name: str, *, top: int = 5) -> tuple[Guess, ...]:
-        """Kinds ranked for a thing by its graph vector (cosine to each kind's own vector): a
-        model guess, never a fact. Raises NotFound/Ambiguous when the name does not bind exactly."""
-        return guessing.guess_kinds(self, name, top=top)
+        return guessing.guess_kinds(self, name, top=top)  # NotFound/Ambiguous if the name does not bind
+
+    def train_guesses(self, *, progress: Bar | None = None) -> dict[str, Any]:
+        return self._indexes.things().train(progress)  # what the held-out tenth measured
+
+    def guess_report(self, *, progress: Bar | None = None) -> dict[str, Any]:
+        return self._indexes.things().ready(progress)[1]
 
     def index_status(self) -> dict[str, Any]:
         return self._indexes.status()  # what each vector index holds and what built it
-
     def rebuild_index(self, *, encoder_spec: str | None = None, progress: Bar | None = None) -> dict[str, Any]:
         """Drop the vector indexes and build the records one again (with another encoder if given)."""
         self._indexes.rebuild(encoder_spec, progress)

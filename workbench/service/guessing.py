@@ -30,10 +30,13 @@ def recall(wb: Workbench, question: str, *, purpose: str, limit: int | None, bud
 
 def guess_kinds(wb: Workbench, name: str, *, top: int) -> tuple[Guess, ...]:
     """See :meth:`Workbench.guess_kinds`."""
+    from dataclasses import replace
+
     from workbench.answers.evidence import Labels
     from workbench.names import entities
 
     iri = entities.entity_ref(wb.store, name)
     ranked = wb._indexes.things().rank_kinds(iri.value, top=top)
-    labels = Labels(wb.store, [ox.NamedNode(k) for k, _ in ranked])
-    return tuple(Guess(f"<{k}>", s, (), labels(ox.NamedNode(k))) for k, s in ranked)
+    labels = Labels(wb.store, [ox.NamedNode(g.value[1:-1]) for g in ranked])
+    return tuple(replace(g, label=labels(ox.NamedNode(g.value[1:-1]))) for g in ranked)
+

@@ -53,7 +53,8 @@ def _guessed(wb: Workbench, answer: Answer, subject: ox.NamedNode, rel: ox.Named
 
     raw = wb.guess(subject.value, rel.value)
     if not raw:
-        return replace(answer, summary=answer.summary + " Nothing similar has a value to guess from.")
+        return replace(answer, summary=answer.summary
+                       + " No basis for a guess: nothing recorded of it goes with a value.")
     labels = Labels(wb.store, [ox.NamedNode(g.value[1:-1]) for g in raw if g.value.startswith("<")]
                     + [ox.NamedNode(b) for g in raw for b in g.because])
     guesses = tuple(
@@ -64,10 +65,10 @@ def _guessed(wb: Workbench, answer: Answer, subject: ox.NamedNode, rel: ox.Named
     if obj is not None:
         rank = next((i for i, g in enumerate(guesses, 1) if g.value == str(obj)), None)
         what = labels(obj)
-        tail = (f" Model guess: {what} ranks {rank} of {len(guesses)} (score {guesses[rank - 1].score:.2f})"
+        tail = (f" Model guess: {what} ranks {rank} of {len(guesses)} ({guesses[rank - 1].chance_text()})"
                 if rank else f" Model guess: {what} is not among the {len(guesses)} ranked candidates")
     else:
-        tail = f" Model guess: {guesses[0].label} (score {guesses[0].score:.2f}) and {len(guesses) - 1} more"
+        tail = f" Model guess: {guesses[0].label} ({guesses[0].chance_text()}) and {len(guesses) - 1} more"
     return replace(answer, tier=Tier.GUESSED, guesses=guesses,
                    summary=head + tail + "; a guess from similar things, not a fact.")
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.access.views import Views, ViewStore, reader_folders, viewer
 from workbench.access.writes import Writer, everything
 from workbench.errors import Invalid
-from workbench.guesses.things import Things
+from workbench.guesses.things import Guesser
 from workbench.names.relations import Relations
 from workbench.names.suggestions import NameIndex
 from workbench.records.cache import RecordCache
@@ -53,7 +53,7 @@ class Indexes:
         self.encoder_spec = encoder_spec
         self._records: RecordVectors | None = None
         self._names: NameIndex | None = None
-        self._things: Things | None = None
+        self._things: Guesser | None = None
         self._cache: RecordCache | None = None
         self._relations: tuple[str, Relations] | None = None  # (the store's version, its labels)
 
@@ -90,9 +90,10 @@ class Indexes:
             self._names = NameIndex(self.store, self.directory / "names")
         return self._names
 
-    def things(self) -> Things:
+    def things(self) -> Guesser:
+        """The guesser's model, learned from this store (kept under ``guesses/``)."""
         if self._things is None:
-            self._things = Things(self.store, self.directory / "things")
+            self._things = Guesser(self.store, self.directory / "guesses")
         return self._things
 
     def relations(self) -> Relations:
@@ -127,16 +128,19 @@ class Indexes:
             self._records.forget(record_id)
         else:
             forget(self.store, self.directory / "records", record_id)
-        for part in (self.names(), self.things()):
-            part.stale()
-            if part.index.exists:
-                part.ready()
+        names, things = self.names(), self.things()
+        names.stale()
+        if names.index.exists:
+            names.ready()
+        things.stale()
+        if things.exists:
+            things.ready()  # learned again without the erased record
         # Readers' own indexes beside their views were built from views made before the erasure:
         # the record's vector leaves each records index; names and things (whose ids are names
         # and entities) are deleted, to be rebuilt from a new view when next used.
         for folder in reader_folders(self.store):
             forget(self.store, folder / "vectors" / "records", record_id)
-            for name in ("names", "things"):
+            for name in ("names", "things", "guesses"):
                 shutil.rmtree(folder / "vectors" / name, ignore_errors=True)
 
     def rebuild(self, encoder_spec: str | None, progress: Bar | None) -> None:
@@ -151,12 +155,13 @@ class Indexes:
     def status(self) -> dict[str, Any]:
         """What each index holds and what built it."""
         out: dict[str, Any] = {"directory": str(self.directory)}
-        for name in ("records", "names", "things"):
+        for name in ("records", "names"):
             if (self.directory / name / "meta.json").is_file():
                 meta = VectorIndex(self.directory / name, encoder("hashing")).meta()
                 out[name] = {k: meta.get(k) for k in ("encoder", "kind", "count", "fingerprint")}
             else:
                 out[name] = None
+        out["guesses"] = self.things().status()
         return out
 
 

@@ -143,12 +143,14 @@ def show_guesses(guesses: Sequence[Guess]) -> None:
     with st.container(border=True):
         st.subheader("Model guesses")
         tier_badge("guessed")
-        st.caption("Not facts and never used as reasons: values that similar things have, ranked by "
-                   "a model. A person can check one and record it.")
-        rows = [{"guess": g.label or g.value, "score": g.score, "because similar to": ", ".join(g.because)}
-                for g in guesses]
+        st.caption("Not facts and never used as reasons: values that things of the same kinds have, ranked "
+                   "by a model learned from the store. The chance is how often such guesses were right on "
+                   "held-out facts (empty: not measured, too few). A person can check one and record it.")
+        rows = [{"guess": g.label or g.value, "chance": g.chance, "score": g.score,
+                 "because": ", ".join(g.because)} for g in guesses]
         st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
-            "score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0, format="%.2f")})
+            "chance": st.column_config.ProgressColumn("chance", min_value=0.0, max_value=1.0, format="%.2f"),
+            "score": st.column_config.NumberColumn("model score", format="%.3f")})
 
 
 # ---------------------------------------------------------------------- recall

@@ -210,7 +210,8 @@ class Answer:
             at_least=data["at_least"], undated=tuple(_finding(f) for f in data["undated"]),
             history=tuple(_finding(f) for f in data["history"]), candidates=tuple(data["candidates"]),
             incomplete=data["incomplete"], params=tuple(data["params"].items()),
-            guesses=tuple(Guess(g["value"], g["score"], tuple(g["because"]), g["label"]) for g in data["guesses"]),
+            guesses=tuple(Guess(g["value"], g["score"], tuple(g["because"]), g["label"], g.get("chance"),
+                                g.get("model", "")) for g in data["guesses"]),
         )
 
     def text(self) -> str:

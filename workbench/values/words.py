@@ -60,10 +60,10 @@ def render(answer: Answer) -> str:
         lines.append("Rules used:")
         lines += [f"  {r}" for r in rules]
     if answer.guesses:
-        lines.append("Model guesses (not facts; ranked by similar things):")
+        lines.append(f"Model guesses (not facts; {answer.guesses[0].model or 'ranked by similar things'}):")
         for g in answer.guesses:
             like = f"  like {', '.join(g.because)}" if g.because else ""
-            lines.append(f"  ? {g.label or g.value}  score {g.score:.2f}{like}")
+            lines.append(f"  ? {g.label or g.value}  {g.chance_text()}{like}")
     if answer.incomplete:
         lines.append("Incomplete: the depth bound was reached; there may be more.")
     return "\n".join(lines)
