@@ -377,7 +377,8 @@ def _guesser_figures(meta: dict[str, Any], maxrss_before: int) -> dict[str, Any]
             "train_seconds": meta["seconds"], "peak_rss_growth_mib":
             round((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - maxrss_before) / 1024, 1),
             "tasks": cal["tasks"], "ece": {f: v.get("ece") for f, v in cal["families"].items()},
-            "cases": {f: v.get("cases") for f, v in cal["families"].items()}}
+            "cases": {f: v.get("cases") for f, v in cal["families"].items()},
+            "reliability": {f: v.get("reliability") for f, v in cal["families"].items()}}
 
 
 def run_audit(size: str, *, seed: int, workdir: Path, cases: int, multi: int, held_out: int,

@@ -68,7 +68,11 @@ def details(run: AuditRun) -> list[str]:
         lines.append(f"- Measured on the held-out subjects (`workbench eval guesses`): {tasks}. Expected "
                      "calibration error out of fold: " + ", ".join(
                          f"{f} {e:.3f} over {g['cases'][f]:,} candidates" if e is not None else f"{f} not measured"
-                         for f, e in g["ece"].items()) + ".")
+                         for f, e in g["ece"].items()) + ". Stated chance against the share right, out of fold:")
+        lines += ["", "| family | stated | candidates | mean stated | right |", "|---|---|---:|---:|---:|"]
+        lines += [f"| {f} | {r['from']:.1f}-{r['to']:.1f} | {r['cases']:,} | {r['stated']:.3f} | {r['right']:.3f} |"
+                  for f, rows in g.get("reliability", {}).items() for r in rows or ()]
+        lines.append("")
     if run.cosines:
         mean = statistics.mean(run.cosines)
         lines.append(f"- Old graph vectors: cosine of X's to each of its kinds' vectors: mean {mean:.2f}"

@@ -97,6 +97,17 @@ def test_the_guesser_does_not_copy_the_kinds_vector(ran: tuple[audit.AuditRun, P
     assert run.rows["inherit"].embedding < run.rows["inherit"].rule
 
 
+def test_the_guesser_ranks_each_things_kinds_first_and_states_low_chances_for_facts(
+    ran: tuple[audit.AuditRun, Path],
+) -> None:
+    run, _ = ran  # trained through Workbench.train_guesses, then asked: the path a user takes
+    kind, held = run.rows["kind"], run.rows["held"]
+    assert kind.embedding == kind.asked and run.multi["both_top2"] == run.multi["cases"]
+    assert run.rows["inherit"].chance / run.rows["inherit"].asked < 0.25  # the worlds' facts are random
+    assert held.chance / max(1, held.asked - held.no_guess) < 0.25
+    assert run.guesser["model"].startswith("kinds-naive-bayes-v1@")
+
+
 def test_command_prints_the_essays_table_and_writes_the_report(tmp_path: Path) -> None:
     report = tmp_path / "audit.md"
     report.write_text("# Audit\n\n## Results\n\nThe reading, kept.\n", encoding="utf-8")

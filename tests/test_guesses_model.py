@@ -17,6 +17,7 @@ from benchmarks import synth
 from benchmarks.audit import plan
 from tests.conftest import dump
 from workbench.cli import main
+from workbench.errors import Invalid
 from workbench.guesses import calibration
 from workbench.guesses.calibration import Isotonic
 from workbench.guesses.model import Model, Subjects, held_out
@@ -154,6 +155,8 @@ def test_calibration_on_the_synthetic_worlds(worlds: tuple[Subjects, Model, list
 
 def test_too_few_held_out_facts_state_no_chance(sample: Workbench) -> None:
     meta = sample.train_guesses()
+    sparky = sample._indexes.things().features(sample.resolve("Sparky").entity or "")
+    assert {"a <urn:wb:entity:car>", "a <urn:wb:entity:vehicle>"} <= set(sparky)  # the kinds above, once trained
     assert all(f["map"] is None for f in meta["calibration"]["families"].values())
     ranked = sample.guess_kinds("Sparky")
     assert ranked[0].label == "electric car" and ranked[0].chance is None
@@ -196,6 +199,14 @@ def test_no_guess_is_ever_evidence_of_an_answer(guessed_store: Workbench, name: 
         assert {**got, "summary": ""} == {**plain, "summary": ""}
     assert wb.ask(name, relation).to_json() == plain  # and guessing changed nothing after
     assert dump(wb.store) == before
+
+
+def test_what_is_not_an_iri_is_refused_and_changes_nothing(sample: Workbench) -> None:
+    before = dump(sample.store)
+    for bad in ("urn:x> } ; DROP ALL ; { <urn:y", "not an iri", ""):
+        with pytest.raises(Invalid, match="not an IRI"):
+            sample.guess(bad, "https://w3id.org/workbench/ns#needs")
+    assert dump(sample.store) == before
 
 
 def test_guesses_train_and_eval_guesses_on_the_command_line(tmp_path: Path) -> None:

@@ -359,6 +359,15 @@ def _learned_from(directory: Path) -> str:
     return (directory / "guesses" / "model.json").read_text("utf-8")
 
 
+def test_the_graph_vectors_an_older_version_kept_are_removed(sample: Workbench) -> None:
+    old = Path(sample.index_status()["directory"]) / "things"
+    old.mkdir(parents=True, exist_ok=True)
+    (old / "ids.json").write_text('{"ids": ["urn:wb:entity:an-erased-thing"]}', encoding="utf-8")
+    fresh = Workbench(sample.store, user="tester")  # a newer Workbench opening the store
+    fresh.guess_kinds("Sparky")
+    assert not old.exists()
+
+
 def test_an_erased_fact_leaves_the_guessers_model(sample: Workbench, tmp_path: Path) -> None:
     sample.import_files([write_jsonl(tmp_path / "b.jsonl", [
         memory("m-blaze-1", "Blaze is a petrol car.", ["Blaze"], [["Blaze", "is a", "petrol car"]]),

@@ -68,6 +68,9 @@ EMBEDDED_ONLY: dict[str, Probe] = {
     "resolve": lambda wb: wb.resolve("Secret Van"),
     "entities": lambda wb: wb.entities(),
     "guess kinds": lambda wb: wb.guess_kinds("Secret Van"),
+    # what the guesser learned from and measured, less what names the store's version or the clock
+    "guess report": lambda wb: {k: v for k, v in wb.guess_report().items()
+                                if k not in ("fingerprint", "version", "trained_at", "seconds")},
     "history probe": lambda wb: wb.history("p-van-1"),
 }
 _RANDOM = re.compile(r"urn:wb:activity:[^\"'\s>]+|\"quads\": \d+")

@@ -153,12 +153,11 @@ class Model:
         miss = np.log1p(-prob).astype(np.float32)
         self._defining = sparse.csr_matrix((miss, (coo.row[keep], coo.col[keep])), shape=self.counts.shape)
         self._pen0 = np.asarray(self._defining.sum(axis=0)).ravel().astype(np.float32)
-        self._by_predicate: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(0, dtype=np.int64))
-        groups: dict[str, list[int]] = defaultdict(list)
+        groups: dict[str, list[int]] = defaultdict(list)  # each predicate's value features
         for i, f in enumerate(self.vocab):
             if f.startswith("<"):
                 groups[f[1:f.index(">")]].append(i)
-        self._by_predicate.update({p: np.array(ix, dtype=np.int64) for p, ix in groups.items()})
+        self._by_predicate = {p: np.array(ix, dtype=np.int64) for p, ix in groups.items()}
 
     def _smoothed(self, count: np.ndarray, feature: np.ndarray, kind: np.ndarray) -> np.ndarray:
         out: np.ndarray = (count + ALPHA * self._background[feature]) / (self.sizes[kind] + ALPHA)

@@ -13,6 +13,7 @@ A guess is never written to the store and never a premise (docs/guesses.md).
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import time
 from collections import defaultdict
@@ -22,6 +23,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from workbench.errors import Invalid
 from workbench.guesses import calibration
 from workbench.guesses.model import MODEL, Model, Subjects, held_out, read_triples
 from workbench.ids import META_GRAPH
@@ -40,6 +42,7 @@ class Guesser:
         self.store = store
         self.directory = directory
         self._model: tuple[Model, dict[str, Any]] | None = None
+        self._hierarchy = Subjects({}, {})  # the kinds above each kind, as the model learned them
         self._checked = False
 
     @property
@@ -60,8 +63,9 @@ class Guesser:
             self._model = loaded if loaded and loaded[1].get("fingerprint") == now else None
         if self._model is None:
             self.train(progress)
-        self._checked = True
         assert self._model is not None
+        self._hierarchy = Subjects({}, {}, {k: set(v) for k, v in self._model[1].get("up", {}).items()})
+        self._checked = True
         return self._model
 
     def train(self, progress: Bar | None = None) -> dict[str, Any]:
@@ -96,6 +100,7 @@ class Guesser:
         shutil.rmtree(self.directory, ignore_errors=True)
         full.save(self.directory, meta)
         self._model = (full, {**meta, "model": MODEL, "version": version})
+        self._hierarchy = Subjects({}, {}, subjects.up)
         self._checked = True
         return self._model[1]
 
@@ -103,15 +108,16 @@ class Guesser:
 
     def features(self, iri: str) -> tuple[str, ...]:
         """What the graph says of ``iri``, as the model's features: from its own triples and the
-        kind hierarchy, never copied from a kind's."""
-        model, meta = self.ready()
-        up = {k: set(v) for k, v in meta.get("up", {}).items()}
+        kind hierarchy, never copied from a kind's. Raises Invalid for what is not an IRI."""
+        try:
+            ox.NamedNode(iri)
+        except ValueError:
+            raise Invalid(f"not an IRI: {iri!r}") from None
+        model = self.ready()[0]
         mine = Subjects.of(read_triples(self.store, [iri]))
-        if iri in model.kind_at:
-            return Subjects({}, {}, up).features_of([iri], [f for f in mine.features.get(iri, ()) if f[0] == "<"])
-        own = mine.features.get(iri, ())
-        kinds = [f[3:-1] for f in own if f.startswith("a <")]
-        return Subjects({}, {}, up).features_of(kinds, [f for f in own if f[0] == "<"])
+        kinds = [iri] if iri in model.kind_at else mine.direct.get(iri, ())
+        facts = [f for f in mine.features.get(iri, ()) if not f.startswith("a <")]
+        return self._hierarchy.features_of(kinds, facts)
 
     def rank_kinds(self, iri: str, *, top: int = 5) -> tuple[Guess, ...]:
         """Kinds for ``iri``, likeliest first, each with its stated chance; () when there is no
@@ -164,10 +170,10 @@ class Guesser:
 
     def status(self) -> dict[str, Any] | None:
         """What the saved model was learned from (None when there is none yet)."""
-        loaded = Model.load(self.directory)
-        if loaded is None:
+        try:
+            meta = json.loads((self.directory / "model.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             return None
-        meta = loaded[1]
         return {"model": meta.get("version"), "fingerprint": meta.get("fingerprint"),
                 "subjects": meta.get("subjects"), "kinds": meta.get("kinds_known")}
 

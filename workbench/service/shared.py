@@ -93,6 +93,9 @@ class Indexes:
     def things(self) -> Guesser:
         """The guesser's model, learned from this store (kept under ``guesses/``)."""
         if self._things is None:
+            # Versions before the guesser kept graph vectors of every thing in things/: never read
+            # again, so never kept in step with erasure; they go.
+            shutil.rmtree(self.directory / "things", ignore_errors=True)
             self._things = Guesser(self.store, self.directory / "guesses")
         return self._things
 
