@@ -24,6 +24,8 @@ EMBEDDED_ONLY = {
     "guess_kinds": "the guesser's kinds for a name, on the store's machine (workbench guess-kinds)",
     "train_guesses": "learning the guesser's model is offline work on the store's machine (workbench guesses train)",
     "guess_report": "what the guesser learned and measured, on the store's machine (workbench eval guesses)",
+    "propose_guesses": "the guesser's offline proposals into the queue, on the store's machine (workbench guesses "
+                       "propose); over HTTP they are reviewed as candidates",
     "index_status": "the vector indexes sit beside the store, on its machine (workbench index status)",
     "rebuild_index": "the vector indexes sit beside the store, on its machine (workbench index rebuild)",
     "rules": "the loaded rule objects; over HTTP, rule_list describes each rule and whether it answers",

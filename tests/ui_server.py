@@ -47,9 +47,10 @@ class UiServer:
 
 
 def start(base: Path, candidates: Sequence[Mapping[str, Any]] = (), *, extra: Sequence[Mapping[str, Any]] = (),
-          admin: str = "root") -> UiServer:
+          admin: str = "root", guesses: bool = False) -> UiServer:
     """A server on a store in ``base`` with the sample data (and ``extra`` records), :data:`PEOPLE`
-    (the admin named ``admin``, who adds the others) and ``candidates`` queued."""
+    (the admin named ``admin``, who adds the others) and ``candidates`` queued; with ``guesses``,
+    the guesser's proposals too (every chance, measured or not)."""
     path = base / "store"
     with Workbench.open(path, create=True, user=admin) as wb:
         wb.init(sample=True)
@@ -59,6 +60,8 @@ def start(base: Path, candidates: Sequence[Mapping[str, Any]] = (), *, extra: Se
             wb.import_candidates(_jsonl(base / "candidates.jsonl", candidates))
         people = [(admin if role is Role.ADMIN else name, role) for name, role in PEOPLE]
         tokens = {name: users.add(wb.store, name, [role], actor=admin, now=wb._now()) for name, role in people}
+        if guesses:
+            wb.propose_guesses(top=1, min_chance=0)
     return UiServer(Server(path), path, tokens)
 
 

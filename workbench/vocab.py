@@ -88,6 +88,8 @@ class WB:
     fromCandidate: Final = NamedNode("https://w3id.org/workbench/ns#fromCandidate")
     given: Final = NamedNode("https://w3id.org/workbench/ns#given")
     governedBy: Final = NamedNode("https://w3id.org/workbench/ns#governedBy")
+    guessBasis: Final = NamedNode("https://w3id.org/workbench/ns#guessBasis")
+    guessRestsOn: Final = NamedNode("https://w3id.org/workbench/ns#guessRestsOn")
     has: Final = NamedNode("https://w3id.org/workbench/ns#has")
     locatedIn: Final = NamedNode("https://w3id.org/workbench/ns#locatedIn")
     locator: Final = NamedNode("https://w3id.org/workbench/ns#locator")

@@ -81,6 +81,7 @@ class Viewer:
 
 
 EVERYONE = Viewer(None, sees_all=True)
+PUBLIC = Viewer(None)  # in no group: sees only the sources every reader may see
 
 
 def viewer(store: Store, name: str | None) -> Viewer:

@@ -1,6 +1,7 @@
 """The recall commands: ``recall`` (a question in words -> a bundle of records, or "no memory"),
 ``index`` (the vector indexes beside the store: status, rebuild), ``guess-kinds`` and
-``guesses train`` (the guesser's model, learned from the store)."""
+``guesses train`` (the guesser's model, learned from the store) and ``guesses propose`` (its
+proposals into the review queue)."""
 
 from __future__ import annotations
 
@@ -113,3 +114,43 @@ def guesses_train(wb: Workbench, as_json: bool) -> None:
         _emit({k: v for k, v in meta.items() if k != "up"})
     else:
         click.echo("\n".join(guess_lines(meta)))
+
+
+@command(guesses, "propose", writes=True)
+@click.option("--top", type=click.IntRange(min=1), default=3, show_default=True, metavar="K",
+              help="At most K kinds proposed for one entity.")
+@click.option("--min-chance", type=click.FloatRange(0, 1), default=0.5, show_default=True, metavar="P",
+              help="Propose a kind only when such guesses were right at least this often (0: also "
+                   "guesses whose chance was not measured).")
+@click.option("--json", "as_json", is_flag=True, help="Print the queued candidates as JSON.")
+def guesses_propose(wb: Workbench, top: int, min_chance: float, as_json: bool) -> None:
+    """Queue the guesser's proposals for a curator: likely kinds, likely merges.
+
+    For each entity no record gives a kind, its likely kinds ("X is a K"); for two entities
+    whose names are spelled alike and whose own facts mostly agree, a possible merge. Each is a
+    candidate in the review queue, labelled as a model proposal with the model's version, score,
+    stated chance and the things it rests on; nothing is typed or merged until a curator
+    approves it (`workbench review approve ID`, or the Review page). The guesser reads only
+    what every reader may see. What was proposed before is not proposed again.
+
+    \b
+    Examples:
+      workbench guesses propose
+      workbench guesses propose --min-chance 0.8 --top 1
+      workbench candidates list
+    """
+    from workbench.review.guessed import basis_lines
+
+    new = wb.propose_guesses(top=top, min_chance=min_chance, progress=_progress)
+    found = [wb.candidate(i) for i in new]
+    if as_json:
+        _emit([c.to_json() for c in found])
+        return
+    if not found:
+        click.echo("Nothing new to propose: every entity has a kind or no guess reaches the chance asked "
+                   f"({min_chance:.0%}), and no two entities look like one.")
+        return
+    click.echo(f"Queued {len(found)} model proposal(s) for review:")
+    for c in found:
+        click.echo(f"  {c.id}  {c.record.get('statement')}  [{basis_lines(c.guess or {})[0]}]")
+    click.echo("Review them with `workbench candidates show ID` or on the Review page.")

@@ -13,6 +13,7 @@ import click
 from workbench.access.users import Role
 from workbench.cli import _emit, command, main
 from workbench.errors import Invalid
+from workbench.review.guessed import basis_lines
 from workbench.review.queue import STATUSES, Candidate
 from workbench.service import Workbench
 
@@ -123,6 +124,8 @@ def candidates_show(wb: Workbench, candidate_id: str, as_json: bool) -> None:
     click.echo(_line(c))
     if c.span:
         click.echo(f"  from: \"{c.span}\"")
+    if c.guess:
+        click.echo("\n".join(f"  guess: {line}" for line in basis_lines(c.guess)))
     click.echo(f"  record: {json.dumps(c.record, ensure_ascii=False)}")
     click.echo("  valid" if checks.valid else "  NOT valid: " + "; ".join(checks.problems))
     for n, e in sorted(checks.names.items()):

@@ -187,7 +187,17 @@ def merge(
 ) -> ox.NamedNode:
     """State that ``other`` is the same entity as ``keep``; returns the merge activity. Both are
     looked up in ``seen`` (see :func:`add_alias`)."""
-    seen = seen or store
+    act, quads = merge_quads(seen or store, keep, other, actor=actor, now=now, reason=reason)
+    store.apply(insert=quads)
+    return act
+
+
+def merge_quads(
+    seen: Store, keep: str, other: str, *, actor: str, now: str, reason: str
+) -> tuple[ox.NamedNode, list[ox.Quad]]:
+    """The merge activity and what it writes, not written: a caller that decides more in the same
+    update (approving a proposed merge, :mod:`workbench.review.guessed`) writes them with the rest.
+    Raises NotFound, Ambiguous, Conflict (already the same entity)."""
     kept = canonical(seen, entity_ref(seen, keep))
     merged = canonical(seen, entity_ref(seen, other))
     if kept == merged:
@@ -199,8 +209,7 @@ def merge(
         ox.Quad(act, WB.mergedInto, kept, g),
         ox.Quad(merged, OWL.sameAs, kept, g),
     ]
-    store.apply(insert=quads)
-    return act
+    return act, quads
 
 
 def split(store: Store, ref: str, *, actor: str, now: str, reason: str, seen: Store | None = None) -> ox.NamedNode:

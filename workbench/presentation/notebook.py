@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from workbench.review.guessed import basis_lines, is_merge
+
 if TYPE_CHECKING:
     import pandas
 
@@ -271,6 +273,8 @@ def candidate_html(candidate: Candidate) -> str:
         ("model", candidate.model), ("prompt version", candidate.prompt_version),
         ("decided by", candidate.decided_by), ("decided at", candidate.decided_at), ("reason", candidate.reason),
         ("approved as", candidate.approved_as), ("merged into", candidate.merged_into),
+        ("merge", " into ".join((rec["merge"]["other"], rec["merge"]["keep"])) if is_merge(rec) else None),
+        *(("model's guess", line) for line in (basis_lines(candidate.guess) if candidate.guess else ())),
     ])
     table = f'<table style="border-collapse:collapse">{rows}</table>' if rows else ""
     return _page(head + span + table + details, "candidate")

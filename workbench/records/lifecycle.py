@@ -144,11 +144,12 @@ def _described(store: Store, node: ox.NamedNode) -> list[ox.Quad]:
 
 
 def _candidates(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
-    """The queue's copies of the record: the candidate it was approved from and candidates merged
-    into it, with their payload and source span (what they decided stays, content-free)."""
+    """The queue's copies of the record: the candidate it was approved from, candidates merged
+    into it and model proposals that repeat its facts in words, with their payload, source span
+    and guess basis (what they decided stays, content-free)."""
     rows = store.select(
-        PREFIXES + f"SELECT ?c ?p ?o WHERE {{ GRAPH {QUEUE_GRAPH} {{ ?c wb:approvedAs|wb:mergedInto {iri} . "
-        "?c ?p ?o FILTER(?p IN (wb:payload, wb:sourceSpan)) } }"
+        PREFIXES + f"SELECT ?c ?p ?o WHERE {{ GRAPH {QUEUE_GRAPH} {{ ?c wb:approvedAs|wb:mergedInto|wb:guessRestsOn "
+        f"{iri} . ?c ?p ?o FILTER(?p IN (wb:payload, wb:sourceSpan, wb:guessBasis)) }} }}"
     )
     return [ox.Quad(r["c"], r["p"], r["o"], QUEUE_GRAPH) for r in rows]  # type: ignore[arg-type]
 

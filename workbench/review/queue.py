@@ -35,22 +35,22 @@ from workbench.names import entities
 from workbench.names.keys import name_key
 from workbench.records import jsonl
 from workbench.records.acts import activity, agent_quads
-from workbench.review import summaries
+from workbench.review import guessed, summaries
 from workbench.review.claims import holding
 from workbench.store import Store
 from workbench.store.base import data_block
 from workbench.vocab import PREFIXES, PROV, RDF, WB
 
 STATUSES = {"pending": WB.Pending, "approved": WB.Approved, "rejected": WB.Rejected, "merged": WB.Merged}
-CANDIDATE_ONLY = ("span",)  # fields a candidate may carry beyond a memory record
+CANDIDATE_ONLY = ("span", "guess")  # fields a candidate may carry beyond a memory record
 
 
 @dataclass(frozen=True)
 class Proposal:
-    """Where candidates came from: an extraction (model, prompt version, input) or an import of
-    another pipeline's output (the file)."""
+    """Where candidates came from: an extraction (model, prompt version, input), an import of
+    another pipeline's output (the file), or the guesser's proposals (model and version)."""
 
-    kind: str  # "extraction" | "import"
+    kind: str  # "extraction" | "import" | "model"
     input: str  # the transcript or file, as named by whoever proposed
     model: str | None = None
     prompt_version: str | None = None
@@ -73,6 +73,7 @@ class Candidate:
     reason: str | None = None
     approved_as: str | None = None
     merged_into: str | None = None
+    guess: dict[str, Any] | None = None  # a model proposal's basis (:mod:`workbench.review.guessed`)
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
@@ -120,8 +121,8 @@ def parse(lines: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
     for where, raw in lines:
         if not isinstance(raw, dict):
             raise Invalid("a candidate must be a JSON object (a memory record)", where=where)
-        if summaries.is_summary(raw):
-            out.append(summaries.check(raw, where))
+        if summaries.is_summary(raw) or guessed.is_merge(raw):
+            out.append(summaries.check(raw, where) if summaries.is_summary(raw) else guessed.check_merge(raw, where))
             continue
         rec = {k: v for k, v in raw.items() if k not in CANDIDATE_ONLY}
         if "id" not in rec:
@@ -130,7 +131,8 @@ def parse(lines: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
         if span is not None and (not isinstance(span, str) or not span.strip()):
             raise Invalid("'span' must be the text the candidate was taken from", where=where)
         jsonl.parse_text(json.dumps(rec, ensure_ascii=False), where)  # the memory-record checks, field by field
-        out.append({**rec, **({"span": span} if span else {})})
+        basis = {"guess": guessed.check_guess(raw["guess"], where)} if "guess" in raw else {}
+        out.append({**rec, **({"span": span} if span else {}), **basis})
     return out
 
 
@@ -160,7 +162,7 @@ def propose(
     for cand in candidates:
         if summaries.is_summary(cand):
             summaries.check_rests_on(seen, cand)
-    agent = f"model:{via.model}" if via.kind == "extraction" and via.model else actor
+    agent = f"model:{via.model}" if via.kind in ("extraction", "model") and via.model else actor
     act, quads = activity("proposal", WB.Proposal, actor=agent, now=now, graph=QUEUE_GRAPH)
     quads += agent_quads(agent, QUEUE_GRAPH) + agent_quads(actor, QUEUE_GRAPH)
     quads += [ox.Quad(act, WB.proposalKind, ox.Literal(via.kind), QUEUE_GRAPH),
@@ -173,7 +175,7 @@ def propose(
         quads.append(ox.Quad(act, WB.recordDigest, ox.Literal(via.input_digest), QUEUE_GRAPH))
     new = []
     for cand in candidates:
-        rec = {k: v for k, v in cand.items() if k != "span"}
+        rec = {k: v for k, v in cand.items() if k not in CANDIDATE_ONLY}
         old = existing.get(cand["id"])
         if old is not None:
             if _canonical(old.record) != _canonical(rec):
@@ -191,6 +193,8 @@ def propose(
         ]
         if cand.get("span"):
             quads.append(ox.Quad(node, WB.sourceSpan, ox.Literal(cand["span"]), QUEUE_GRAPH))
+        if cand.get("guess"):
+            quads += guessed.basis_quads(node, cand["guess"], QUEUE_GRAPH)
         new.append(cand["id"])
     if new:
         store.update(PREFIXES + f"INSERT DATA {{ {data_block(quads)} }}")
@@ -212,12 +216,12 @@ def list_candidates(
     values = f"VALUES ?c {{ {' '.join(str(candidate_iri(i)) for i in want)} }}" if want else ""
     status_filter = f"?c wb:candidateStatus {STATUSES[status]} ." if status else ""
     rows = store.select(
-        PREFIXES + f"""SELECT ?c ?payload ?st ?at ?act ?agent ?span ?model ?pv ?who ?when ?why ?as ?into WHERE {{
+        PREFIXES + f"""SELECT ?c ?payload ?st ?at ?act ?agent ?span ?model ?pv ?who ?when ?why ?as ?into ?basis WHERE {{
         {values} GRAPH {QUEUE_GRAPH} {{
           ?c a wb:Candidate ; wb:payload ?payload ; wb:candidateStatus ?st ; prov:generatedAtTime ?at ;
              prov:wasGeneratedBy ?act . ?act prov:wasAssociatedWith ?agent . {status_filter}
           OPTIONAL {{ ?c wb:sourceSpan ?span }} OPTIONAL {{ ?act wb:extractedBy ?model }}
-          OPTIONAL {{ ?act wb:promptVersion ?pv }}
+          OPTIONAL {{ ?act wb:promptVersion ?pv }} OPTIONAL {{ ?c wb:guessBasis ?basis }}
           OPTIONAL {{ ?d prov:used ?c ; prov:wasAssociatedWith ?who ; prov:startedAtTime ?when .
                      OPTIONAL {{ ?d wb:reason ?why }} }}
           OPTIONAL {{ ?c wb:approvedAs ?as }} OPTIONAL {{ ?c wb:mergedInto ?into }} }} }}
@@ -242,6 +246,7 @@ def list_candidates(
             reason=r["why"].value if r["why"] else None,
             approved_as=id_from_iri(r["as"]) if r["as"] else None,  # type: ignore[arg-type]
             merged_into=r["into"].value if r["into"] else None,
+            guess=json.loads(r["basis"].value) if r["basis"] else None,
         ))
     return list(out.values())
 
@@ -254,8 +259,8 @@ def get(store: Store, candidate_id: str) -> Candidate:
 
 
 def _names(record: Mapping[str, Any]) -> list[str]:
-    if summaries.is_summary(record):
-        return []  # a summary binds nothing: it points at records by id
+    if summaries.is_summary(record) or guessed.is_merge(record):
+        return []  # a summary points at records by id, a merge at entities by IRI: neither binds names
     out = [n for key in ("about", "applies_to") for n in record.get(key, []) if isinstance(n, str)]
     out += [record["decided_by"]] if isinstance(record.get("decided_by"), str) else []
     for t in record.get("triples", []):
@@ -274,6 +279,9 @@ def checks(store: Store, candidate: Candidate) -> Checks:
         except Conflict as exc:
             return Checks(candidate.id, False, (exc.message,))
         return Checks(candidate.id, True)
+    if guessed.is_merge(rec):
+        failing = guessed.merge_problems(store, rec)
+        return Checks(candidate.id, not failing, tuple(failing))
     bound = entities.resolve_keys(store, {name_key(n) for n in _names(rec)})
     names = {n: bound.get(name_key(n), ()) for n in _names(rec)}
     problems: list[str] = []
@@ -407,6 +415,10 @@ def approve(
             rec = parse([(f"edit of {c.id}", rec)])[0] if edits and c.id in edits else rec
             quads += summaries.plan_approval(seen, rec, act, node)
             quads.append(ox.Quad(node, WB.approvedAs, summary_iri(rec["id"]), QUEUE_GRAPH))
+        elif guessed.is_merge(rec):
+            rec = parse([(f"edit of {c.id}", rec)])[0] if edits and c.id in edits else rec
+            merge_act, merged = guessed.merge_quads(seen, rec, c.id, actor=actor, now=now, model=c.model)
+            quads += [*merged, ox.Quad(node, WB.approvedAs, merge_act, QUEUE_GRAPH)]
         else:
             rec = _as_record(seen, c, rec, edited=bool(edits and c.id in edits), create=create, actor=actor)
             plan = _plan(store, seen, rec, actor=actor, now=now, candidate=c.id)

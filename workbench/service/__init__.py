@@ -28,7 +28,7 @@ import pyoxigraph as ox
 from workbench import records, sparqlcheck
 from workbench.access import policy, users
 from workbench.access.users import Role, User
-from workbench.access.views import ViewStore, viewer
+from workbench.access.views import Viewer, ViewStore, viewer
 from workbench.access.writes import Writer, everything
 from workbench.errors import Forbidden, Invalid
 from workbench.extraction import prompts
@@ -104,10 +104,10 @@ class Workbench:
         someone who may see every source, else on a view without what they may not see, so every
         answer, count, bundle, guess and error reflects only that. None: the store's owner, who
         sees everything. Write through :meth:`acting_as` (a restricted view refuses writes)."""
-        if name is None:
-            return self
-        shared = self._shared
-        reader, views = viewer(shared.store, name), shared.views()
+        return self if name is None else self._seen_as(viewer(self._shared.store, name), name)
+
+    def _seen_as(self, reader: Viewer, name: str) -> Workbench:
+        shared, views = self._shared, self._shared.views()
         if not views.restricted(reader):
             return self.acting_as(name)
         view = views.view(reader)
@@ -354,6 +354,10 @@ class Workbench:
     def guess_report(self, *, progress: Bar | None = None) -> dict[str, Any]:
         return self._indexes.things().ready(progress)[1]
 
+    def propose_guesses(self, *, top: int = 3, min_chance: float = 0.5, progress: Bar | None = None) -> list[str]:
+        """Queue the guesser's proposals for curators (kinds, merges: docs/guesses.md); the new ids."""
+        return guessing.propose(self, top=top, min_chance=min_chance, progress=progress)
+
     def index_status(self) -> dict[str, Any]:
         return self._indexes.status()  # what each vector index holds and what built it
     def rebuild_index(self, *, encoder_spec: str | None = None, progress: Bar | None = None) -> dict[str, Any]:
@@ -381,8 +385,7 @@ class Workbench:
     # ------------------------------------------------------------------ candidates
 
     def import_candidates(self, path: str | os.PathLike[str]) -> list[str]:
-        """Queue the candidate records of a JSON Lines file (the memory-record format, each may
-        carry ``span``), all or none. Returns the ids newly queued."""
+        """Queue a JSON Lines file's candidate records (each may carry ``span``), all or none; the new ids."""
         file = Path(path)
         if not file.is_file():
             raise Invalid(f"no such file: {file}")
@@ -394,8 +397,7 @@ class Workbench:
 
     def extract(self, paths: Sequence[str | os.PathLike[str]], *, llm_url: str, model: str,
                 api_key: str | None = None, prompt: str = prompts.DEFAULT, timeout: float = 60.0) -> ExtractReport:
-        """Ask a model (an OpenAI-compatible server) for candidate facts and rules in transcripts
-        and queue them for review, all or nothing (:mod:`workbench.extraction.run`)."""
+        """Queue what a model (OpenAI-compatible) proposes from transcripts, all or none (extraction.run)."""
         from workbench.extraction import run as extraction
 
         chat = extraction.connect(llm_url, model, api_key=api_key, timeout=timeout)
@@ -415,8 +417,7 @@ class Workbench:
 
     def approve(self, ids: Sequence[str], *, edits: Mapping[str, Mapping[str, Any]] | None = None,
                 create: Iterable[str] = ()) -> list[str]:
-        """Approve candidates as records (all or none), attributed to their source, the extractor
-        and this curator; returns the record ids."""
+        """Approve candidates (all or none), attributed to source, proposer and curator; the record ids."""
         done = queue.approve(self.store, ids, actor=self.user, now=self._now(), edits=edits, create=create,
                              seen=self._writer().seen)
         self._indexes.changed(records=True)
@@ -429,8 +430,7 @@ class Workbench:
         queue.merge(self.store, keep, others, actor=self.user, now=self._now(), seen=self._writer().seen)
 
     def summaries(self, *, of: str | None = None, include_stale: bool = False) -> list[Summary]:
-        """Approved summaries that are fresh (every record they rest on active and unchanged);
-        with ``include_stale`` the others too, each saying why it went stale."""
+        """Fresh approved summaries (their records active, unchanged); ``include_stale``: the rest too, with why."""
         return summaries.summaries(self.store, of=of, include_stale=include_stale)
 
     def audit(self, record_id: str) -> list[Event]:

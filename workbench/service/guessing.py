@@ -1,5 +1,5 @@
-"""How the service recalls and guesses with vectors (:meth:`Workbench.recall`,
-:meth:`Workbench.guess_kinds`): the indexes are the reading Workbench's own
+"""How the service recalls and guesses (:meth:`Workbench.recall`, :meth:`Workbench.guess_kinds`,
+:meth:`Workbench.propose_guesses`): the indexes are the reading Workbench's own
 (:class:`workbench.service.shared.Indexes`), built beside the store it reads.
 """
 
@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 
+from workbench.access import users
+from workbench.access.views import PUBLIC
+from workbench.errors import Invalid
 from workbench.recall.bundles import Bundle
+from workbench.review import queue
+from workbench.review.queue import Proposal
 from workbench.values.guesses import Guess
 from workbench.vectors.kept import Bar
 
@@ -40,3 +45,31 @@ def guess_kinds(wb: Workbench, name: str, *, top: int) -> tuple[Guess, ...]:
     labels = Labels(wb.store, [ox.NamedNode(g.value[1:-1]) for g in ranked])
     return tuple(replace(g, label=labels(ox.NamedNode(g.value[1:-1]))) for g in ranked)
 
+
+
+def propose(wb: Workbench, *, top: int, min_chance: float, progress: Bar | None) -> list[str]:
+    """See :meth:`Workbench.propose_guesses`. The guesser reads what every reader may see, so a
+    proposal in the queue never shows a curator something they may not see; what was proposed
+    before (pending or decided) is not proposed again."""
+    from workbench.guesses import proposals
+
+    wb._allow("propose guesses")
+    if not 0 <= min_chance <= 1:
+        raise Invalid(f"min_chance must be from 0 to 1, not {min_chance}")
+    if top < 1:
+        raise Invalid(f"top must be at least 1, not {top}")
+    public = wb if not users.users(wb._shared.store) else wb._seen_as(PUBLIC, wb.user)
+    guesser = public._indexes.things()
+    model, _ = guesser.ready(progress)
+    found = {"kinds": proposals.kinds(public.store, guesser, top=top, min_chance=min_chance),
+             "merges": proposals.merges(public.store, guesser, public._indexes.names())}
+    queued = {c.id for c in queue.list_candidates(wb.store, ids=[c["id"] for cs in found.values() for c in cs])}
+    new: list[str] = []
+    for what, cands in found.items():
+        fresh = [c for c in cands if c["id"] not in queued]
+        if fresh:
+            version = fresh[0]["guess"]["model"]
+            new += wb.propose(queue.parse([(f"the guesser's {what} ({c['id']})", c) for c in fresh]),
+                              Proposal("model", f"the guesser's {what} from the store at {model.version}",
+                                       model=version))
+    return new

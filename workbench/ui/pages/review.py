@@ -10,6 +10,10 @@ Enter (Ctrl+Enter in a multi-line box) submits it, and Tab moves between fields.
 
 A decision that someone else made first (Conflict) keeps the candidate open with what changed and
 the edit the user made, never dropping it.
+
+A model proposal (``workbench guesses propose``: a likely kind, a likely merge) shows the model
+and version, the chance measured for such guesses, and the things it rests on; approving a
+proposed merge merges the two entities, as ``workbench entities merge`` would.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import streamlit as st
 from workbench.access.users import Role
 from workbench.client import Client
 from workbench.errors import Conflict, WorkbenchError
+from workbench.review.guessed import basis_lines, is_merge
 from workbench.review.queue import Candidate, Checks
 from workbench.ui import recordform, session
 from workbench.ui.common import acting, explain, needs
@@ -114,9 +119,17 @@ def _label(c: Candidate) -> str:
 def _queue(found: Sequence[Candidate], status: str) -> None:
     st.caption(f"{len(found)} candidate(s)" + ("" if status == "all" else f" {status}"))
     if found:
-        rows = [{"id": c.id, "statement": c.record.get("statement", ""), "type": c.record.get("type", ""),
-                 "status": c.status, "proposed by": c.proposed_by, "proposed at": c.proposed_at} for c in found]
+        rows = [{"id": c.id, "statement": c.record.get("statement", ""),
+                 "type": "merge" if is_merge(c.record) else c.record.get("type", ""),
+                 "status": c.status, "proposed by": c.proposed_by, "proposed at": c.proposed_at,
+                 **({"chance": _chance(c)} if any(x.guess for x in found) else {})} for c in found]
         st.dataframe(rows, hide_index=True, height=min(38 + 35 * len(rows), 260))
+
+
+def _chance(c: Candidate) -> str:
+    if not c.guess:
+        return ""
+    return "not measured" if c.guess.get("chance") is None else f"{c.guess['chance']:.0%}"
 
 
 def _bulk(client: Client, found: Sequence[Candidate]) -> None:
@@ -224,7 +237,10 @@ def _detail(client: Client, cand: Candidate, ids: Sequence[str]) -> None:
         _conflict(cand, pinned)
     elif cand.status != "pending":
         _decided(cand)
-    _source(cand)
+    if cand.guess:
+        _guess(cand)
+    if not is_merge(rec):
+        _source(cand)
     checks: Checks | None = None
     with acting():
         checks = client.check_candidate(cand.id)
@@ -232,6 +248,20 @@ def _detail(client: Client, cand: Candidate, ids: Sequence[str]) -> None:
         _checks(checks)
     if seen:  # pending when this session opened it: the forms stay, with what the user typed
         _decisions(client, cand, checks, ids, open_=cand.status == "pending")
+
+
+def _guess(cand: Candidate) -> None:
+    """What a model proposal rests on: the chance measured for such guesses, then the things nearest."""
+    basis = cand.guess or {}
+    said, *_ = basis_lines(basis)
+    what = "a merge of two entities" if is_merge(cand.record) else "a kind"
+    st.info(f"**Model proposal**: {what}, guessed by `{md(str(basis.get('model', '?')))}`. {md(said.capitalize())}. "
+            "A guess until you approve it: nothing is typed or merged before.", icon=":material/psychology:")
+    evidence = basis.get("evidence") or []
+    if evidence:
+        st.markdown("**Nearest things**")
+        st.dataframe([{"thing": e.get("label") or e["thing"], "IRI": e["thing"],
+                       "facts it shares": "; ".join(e.get("shares", []))} for e in evidence], hide_index=True)
 
 
 def _source(cand: Candidate) -> None:
@@ -344,7 +374,8 @@ def _decisions(client: Client, cand: Candidate, checks: Checks | None, ids: Sequ
                 st.error("Please give a reason: it is kept for the audit.")
             else:
                 _decide(cand, ids, lambda: client.reject([cand.id], reason=reason.strip()), f"Rejected {cand.id}.")
-    _edit(client, cand, ids, key, open_=open_)
+    if not is_merge(cand.record):
+        _edit(client, cand, ids, key, open_=open_)
     if unbound and open_:
         _bind(client, key, unbound)
     if checks and checks.duplicates and open_:
