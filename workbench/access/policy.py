@@ -23,7 +23,6 @@ ACTS = {
     "import RDF": Role.CURATOR,
     "supersede records": Role.CURATOR,
     "retract records": Role.CURATOR,
-    "propose guesses": Role.CURATOR,
     "erase records": Role.ADMIN,
     "list users": Role.ADMIN,
 }
