@@ -8,7 +8,9 @@ How a goal ``(s, p, o?)`` is solved:
 - derived: every active rule whose conclusion unifies with the goal; its body is evaluated
   premise by premise over a batch of bindings (one SELECT per step, with VALUES), runs of
   premises no rule concludes are pushed down together, premises a rule concludes become
-  sub-goals, closures (``p*``, ``p+``) are walked level by level and remembered per question.
+  sub-goals, closures (``p*``, ``p+``) are walked breadth first (a level a query on an embedded
+  store, :data:`CLOSURE_LEVELS` levels a query where each query is a round trip) and remembered
+  per question.
 
 Sub-goals are tabled: each is solved once into a table; one met again while in progress (a
 cycle) reads its table so far, and afterwards the tables read that way that grew, and whatever
@@ -56,6 +58,7 @@ from workbench.vocab import PREFIXES
 TableKey = tuple[str, int, frozenset[tuple[str, Node]]]
 MAX_DEPTH = 8
 MAX_CLOSURE = 64
+CLOSURE_LEVELS = 4  # levels of a closure walked in one query over a network (a chain of joins per level)
 MAX_PASSES = 16
 
 
@@ -69,6 +72,7 @@ class Engine:
         self.rules = rules
         self.as_of = as_of
         self.max_depth = max_depth
+        self.closure_levels = CLOSURE_LEVELS if store.capabilities.round_trips else 1
         self.incomplete = False
         self.queries = 0
         self._edges: dict[tuple[str, bool], dict[Node, list[tuple[Node, ox.NamedNode]]]] = {}
@@ -324,16 +328,19 @@ class Engine:
     ) -> dict[Node, dict[Node, list[Fact]]]:
         """For each start, every node it reaches along ``predicate`` edges the read sees
         (backwards with ``forward=False``), with the shortest chain of recorded edges that gets
-        there. One query per level of the walk; edges are remembered for the question."""
+        there. One query per ``closure_levels`` levels of the walk (a property path would
+        lose the edges' records, and pyoxigraph walks ``GRAPH ?g { p+ }`` over every graph);
+        edges are remembered for the question."""
         edges = self._edges.setdefault((predicate.value, forward), {})
         frontier = {s for s in starts if s not in edges}
         depth = 0
         while frontier:
-            depth += 1
-            if depth > MAX_CLOSURE:
+            if depth >= MAX_CLOSURE:
                 self.incomplete = True
                 break
-            frontier = self._expand(predicate, forward, frontier, edges)
+            levels = min(self.closure_levels, MAX_CLOSURE - depth)
+            depth += levels
+            frontier = self._expand(predicate, forward, frontier, edges, levels)
         return {
             s: {
                 end: [Fact((a, predicate, b) if forward else (b, predicate, a), g) for a, b, g in chain]
@@ -342,28 +349,51 @@ class Engine:
             for s in starts
         }
 
-    def _expand(
-        self, pred: ox.NamedNode, forward: bool, nodes: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]]
-    ) -> set[Node]:
+    def _expand(self, pred: ox.NamedNode, forward: bool, nodes: set[Node],
+                edges: dict[Node, list[tuple[Node, ox.NamedNode]]], levels: int) -> set[Node]:
+        """Fetch the edges of ``nodes`` and of what they reach in fewer than ``levels`` steps, in
+        one query (a union of chains, one a level); returns the nodes reached at ``levels``
+        steps whose edges are still to fetch. The same edges as one query a level: each level's
+        chain starts from a node the level before reached."""
+        known = set(edges)  # expanded earlier in this question: their edges are here already
         todo = sorted((n for n in nodes if not isinstance(n, ox.BlankNode)), key=str)
         for n in nodes:
             edges.setdefault(n, [])
         if not todo:
             return set()
-        pattern = "?a {p} ?b" if forward else "?b {p} ?a"
+        hop = "?{a} {p} ?{b}" if forward else "?{b} {p} ?{a}"
+
+        def step(a: str, b: str, g: str) -> str:
+            return (f"GRAPH ?{g} {{ {hop.format(a=a, b=b, p=pred)} }} "
+                    f"GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}")
+
+        starts = " ".join(str(n) for n in todo)
+        branches = []
+        for level in range(levels):
+            chain = ["s", *(f"m{i}" for i in range(1, level + 1))]
+            hops = " ".join(step(chain[i], chain[i + 1], f"h{i}") for i in range(level))
+            branches.append(f"{{ VALUES ?s {{ {starts} }} {hops} {step(chain[-1], 'b', 'g')} "
+                            f"BIND(?{chain[-1]} AS ?a) BIND({level + 1} AS ?level) }}")
         self.queries += 1
         rows = self.store.select(
-            PREFIXES + f"SELECT ?a ?b ?g WHERE {{ VALUES ?a {{ {' '.join(str(n) for n in todo)} }} "
-            f"GRAPH ?g {{ {pattern.format(p=pred)} }} GRAPH {META_GRAPH} {{ {effective('?g', as_of=self.as_of)} }} }}"
+            PREFIXES + f"SELECT DISTINCT ?level ?a ?b ?g WHERE {{ {' UNION '.join(branches)} }}"
         )
-        new: set[Node] = set()
+        found: set[tuple[Node, Node, ox.NamedNode]] = set()
+        inner: set[Node] = set()  # reached in fewer than ``levels`` steps: expanded by this query
+        last: set[Node] = set()
         for r in rows:
-            edges[r["a"]].append((r["b"], r["g"]))  # type: ignore[index, arg-type]
-            if r["b"] not in edges:
-                new.add(r["b"])  # type: ignore[arg-type]
+            a, b = r["a"], r["b"]
+            if a in known:
+                continue
+            found.add((a, b, r["g"]))  # type: ignore[arg-type]
+            (inner if r["level"].value != str(levels) else last).add(b)  # type: ignore[union-attr, arg-type]
+        for n in inner:
+            edges.setdefault(n, [])
+        for a, b, g in found:
+            edges.setdefault(a, []).append((b, g))
         for n in edges:
             edges[n].sort(key=lambda e: (str(e[0]), str(e[1])))
-        return new
+        return {n for n in last if n not in edges}
 
     # ------------------------------------------------------------------ sub-goals
 

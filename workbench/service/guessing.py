@@ -16,6 +16,7 @@ from workbench.errors import Invalid
 from workbench.recall.bundles import Bundle
 from workbench.review import queue
 from workbench.review.queue import Proposal
+from workbench.service.questions import one_read
 from workbench.values.guesses import Guess
 from workbench.vectors.kept import Bar
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from workbench.service import Workbench
 
 
+@one_read
 def recall(wb: Workbench, question: str, *, purpose: str, limit: int | None, budget_chars: int | None,
            progress: Bar | None) -> Bundle:
     """See :meth:`Workbench.recall`."""

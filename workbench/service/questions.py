@@ -6,7 +6,9 @@ get the guesser's ranking (:meth:`Workbench.ask` with ``guess``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import pyoxigraph as ox
 
@@ -17,7 +19,22 @@ from workbench.values.answers import Answer, Tier
 if TYPE_CHECKING:
     from workbench.service import Workbench
 
+P = ParamSpec("P")
+T = TypeVar("T")
 
+
+def one_read(fn: Callable[P, T]) -> Callable[P, T]:
+    """A question reads one version of the store: a shared server's version (its revision and
+    rule versions) is asked once, not by each cache that checks it."""
+    @functools.wraps(fn)
+    def read(*args: P.args, **kwargs: P.kwargs) -> T:
+        wb = args[0]
+        with wb._shared.store.reading():  # type: ignore[attr-defined]
+            return fn(*args, **kwargs)
+    return read
+
+
+@one_read
 def ask(
     wb: Workbench, subject: str, relation: str, obj: str | None = None, *, as_of: str | None = None, guess: bool = False
 ) -> Answer:
@@ -73,6 +90,7 @@ def _guessed(wb: Workbench, answer: Answer, subject: ox.NamedNode, rel: ox.Named
                    summary=head + tail + "; a guess from similar things, not a fact.")
 
 
+@one_read
 def count(
     wb: Workbench,
     event_type: str,
@@ -101,6 +119,7 @@ def count(
                               as_of=as_of, question=question, params=params)
 
 
+@one_read
 def current(wb: Workbench, subject: str, state: str, *, as_of: str | None = None) -> Answer:
     """See :meth:`Workbench.current`."""
     from workbench.answers import binding as names
@@ -118,6 +137,7 @@ def current(wb: Workbench, subject: str, state: str, *, as_of: str | None = None
                                  question=question, params=params)
 
 
+@one_read
 def decision(wb: Workbench, scope: str, *, as_of: str | None = None) -> Answer:
     """See :meth:`Workbench.decision`."""
     from workbench.answers import binding as names

@@ -252,13 +252,12 @@ class Shared:
         return self._rules[1]
 
     def _rule_stamp(self) -> tuple[tuple[str, str], ...]:
-        """The stored rule versions and their status. A store only this process writes says by
-        its version when they may have changed, which saves a query per question; a shared
-        server is asked each time."""
+        """The stored rule versions and their status, read again only when the store's version
+        moves: a store this process owns counts its own writes, and a shared server's version
+        covers the rule versions' statuses (:meth:`RemoteStore.version`), which saves a query
+        (a round trip) per question."""
         from workbench.review import rulebook
 
-        if not self.store.owned:
-            return rulebook.stamp(self.store)
         version = self.store.version()
         if self._stamp is None or self._stamp[0] != version:
             self._stamp = (version, rulebook.stamp(self.store))

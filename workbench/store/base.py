@@ -49,6 +49,9 @@ class Capabilities:
     # purge() rewrites the store's own files, so that what was removed cannot be read back from the
     # disk; without it purge() does nothing (a SPARQL server's files are its operator's business)
     erases_from_disk: bool = False
+    # every query is a round trip over a network: fewer, larger queries cost less (on an embedded
+    # store a call costs about 0.1 ms, and a larger query more than the calls it saves)
+    round_trips: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,13 @@ class Store(abc.ABC):
         per-viewer views of :mod:`workbench.access.views`) compare it. A store owned by this
         process counts its own writes; a shared server overrides this to ask the server too."""
         return str(self.generation)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """One question's reads, in which the store's version is taken once: a shared server is
+        asked once per question rather than by every cache that checks it (each ask is a round
+        trip). Nothing else changes; a store this process owns counts its own writes anyway."""
+        yield
 
     @abc.abstractmethod
     def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:

@@ -13,7 +13,10 @@ For Oxigraph the query URL is ``http://host:port/query`` and the update URL
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import http.client
+import threading
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from typing import IO
@@ -21,7 +24,7 @@ from typing import IO
 import pyoxigraph as ox
 
 from workbench.errors import Invalid, ParseError, StoreUnavailable
-from workbench.ids import META_GRAPH, STORE_NODE
+from workbench.ids import META_GRAPH, RULES_GRAPH, STORE_NODE
 from workbench.store.base import Batch, Capabilities, Check, Graphs, Progress, Row, Store, data_block
 from workbench.store.transport import Transport
 from workbench.vocab import WB
@@ -42,7 +45,7 @@ class RemoteStore(Store):
     """A Workbench store kept in a SPARQL 1.1 server."""
 
     capabilities = Capabilities(
-        name="remote", on_disk=False, crash_safe_imports=True, bulk_load=False, staged_writes=False
+        name="remote", on_disk=False, crash_safe_imports=True, bulk_load=False, staged_writes=False, round_trips=True
     )
 
     def __init__(self, url: str, *, update_url: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -58,6 +61,7 @@ class RemoteStore(Store):
         self.timeout = timeout
         self.location = self.query_url
         self._http = Transport()
+        self._reads = threading.local()  # per thread: the version pinned for a question (reading())
         # Fail now, clearly, if nothing that speaks SPARQL is there.
         if not isinstance(self._answer("ASK {}"), ox.QueryBoolean):
             raise StoreUnavailable(f"the server at {self.query_url} does not answer SPARQL queries as expected")
@@ -174,11 +178,39 @@ class RemoteStore(Store):
     owned = False  # other processes write the server too
 
     def version(self) -> str:
-        """This process's writes and the server's revision token, which every Workbench that
-        writes records changes: another process writing through Workbench shows up here too."""
-        rows = self.select(f"SELECT ?r WHERE {{ GRAPH {META_GRAPH} {{ {STORE_NODE} {WB.revision} ?r }} }}")
-        token = rows[0]["r"].value if rows and rows[0]["r"] is not None else ""
-        return f"{self.generation}/{token}"
+        """This process's writes, the server's revision token (which every Workbench that writes
+        records changes: another process writing through Workbench shows up here too) and the
+        stored rule versions' statuses, in one round trip; once per question inside
+        :meth:`reading`."""
+        pinned = getattr(self._reads, "version", None)
+        if pinned is not None:
+            return str(pinned)
+        rows = self.select(
+            f"""SELECT ?r ?v ?s WHERE {{ {{ GRAPH {META_GRAPH} {{ {STORE_NODE} {WB.revision} ?r }} }}
+            UNION {{ GRAPH {RULES_GRAPH} {{ ?v {WB.ruleStatus} ?s }} }} }}"""
+        )
+        token = next((r["r"].value for r in rows if r["r"] is not None), "")
+        rules = sorted(f"{r['v']} {r['s']}" for r in rows if r["v"] is not None)
+        digest = hashlib.blake2b("\n".join(rules).encode(), digest_size=8).hexdigest()
+        found = f"{self.generation}/{token}/{digest}"
+        if getattr(self._reads, "depth", 0):
+            self._reads.version = found
+        return found
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        reads = self._reads
+        reads.depth = getattr(reads, "depth", 0) + 1
+        try:
+            yield
+        finally:
+            reads.depth -= 1
+            if not reads.depth:
+                reads.version = None
+
+    def _changed(self) -> None:
+        super()._changed()
+        self._reads.version = None  # a write inside a question: the version moved
 
     def remove(self, quads: Sequence[ox.Quad]) -> None:
         if quads:
