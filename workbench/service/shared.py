@@ -254,7 +254,7 @@ class Shared:
     def _rule_stamp(self) -> tuple[tuple[str, str], ...]:
         """The stored rule versions and their status, read again only when the store's version
         moves: a store this process owns counts its own writes, and a shared server's version
-        covers the rule versions' statuses (:meth:`RemoteStore.version`), which saves a query
+        covers the rule versions' statuses (the remote backend's version), which saves a query
         (a round trip) per question."""
         from workbench.review import rulebook
 
