@@ -147,8 +147,10 @@ def guesses_propose(wb: Workbench, top: int, min_chance: float, as_json: bool) -
         _emit([c.to_json() for c in found])
         return
     if not found:
-        click.echo("Nothing new to propose: every entity has a kind or no guess reaches the chance asked "
-                   f"({min_chance:.0%}), and no two entities look like one.")
+        click.echo(f"Nothing new to propose. A kind is proposed only when such guesses were right at least "
+                   f"{min_chance:.0%} of the time (`workbench eval guesses` shows what was measured; "
+                   "--min-chance 0 also proposes guesses whose chance was not measured), a merge only for "
+                   "two entities named alike whose facts agree, and nothing proposed before is proposed again.")
         return
     click.echo(f"Queued {len(found)} model proposal(s) for review:")
     for c in found:

@@ -82,7 +82,7 @@ def candidates() -> None:
 
 def _line(c: Candidate) -> str:
     by = f" by {c.decided_by}" if c.decided_by else ""
-    src = f" (model {c.model} {c.prompt_version or ''})".rstrip() if c.model else f" (from {c.proposed_by})"
+    src = f" (model {' '.join(x for x in (c.model, c.prompt_version) if x)})" if c.model else f" (from {c.proposed_by})"
     return f"{c.id} [{c.status}{by}] {c.record.get('statement', '')}{src}"
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -52,11 +52,25 @@ def _entities(store: Store) -> list[tuple[str, str]]:
     return [(r["e"].value, r["name"].value) for r in rows if r["name"] is not None]  # type: ignore[union-attr]
 
 
+def _terms(feature: str) -> tuple[ox.NamedNode, object]:
+    r"""A ``<p> o`` feature (``o`` in N-Triples) as terms, read by the N-Triples parser.
+
+    >>> _terms('<urn:p> "a \\"b\\""@en')[1].value
+    'a "b"'
+    """
+    (quad,) = ox.parse(f"<urn:wb:x> {feature} .", format=ox.RdfFormat.N_TRIPLES)
+    return quad.predicate, quad.object
+
+
+def _labels(store: Store, facts: Iterable[str], more: Iterable[ox.NamedNode] = ()) -> Labels:
+    """Words for the relations and values of ``facts`` and for ``more``."""
+    terms = [t for f in facts for t in _terms(f) if isinstance(t, ox.NamedNode)]
+    return Labels(store, [*terms, *more])
+
+
 def _words(labels: Labels, feature: str) -> str:
     """A ``<p> o`` feature in words ("used for transport")."""
-    p, o = feature.split(" ", 1)
-    value = labels(ox.NamedNode(o[1:-1])) if o.startswith("<") else o.split('"')[1] if '"' in o else o
-    return f"{labels(ox.NamedNode(p[1:-1]))} {value}"
+    return " ".join(labels(t) for t in _terms(feature))
 
 
 def spelled_alike(a: str, b: str) -> bool:
@@ -82,8 +96,18 @@ def _article(words: str) -> str:
     return f"{'an' if vowel else 'a'} {words}"
 
 
-def _facts(guesser: Guesser, iri: str) -> tuple[str, ...]:
-    return tuple(f for f in guesser.features(iri) if not f.startswith("a <"))
+def _facts(features: Sequence[str]) -> tuple[str, ...]:
+    return tuple(f for f in features if not f.startswith("a <"))
+
+
+def propose(store: Store, guesser: Guesser, names: NameIndex, *, top: int = TOP,
+            min_chance: float = MIN_CHANCE) -> dict[str, list[dict[str, Any]]]:
+    """The candidates of both kinds for the registered entities of ``store`` (what each holds read
+    once for both)."""
+    found = _entities(store)
+    features = {iri: guesser.features(iri) for iri, _ in found}
+    return {"kinds": kinds(store, guesser, found, features, top=top, min_chance=min_chance),
+            "merges": merges(store, guesser, names, found, features)}
 
 
 def _records(store: Store, iris: Sequence[str]) -> set[str]:
@@ -95,22 +119,22 @@ def _records(store: Store, iris: Sequence[str]) -> set[str]:
     return {id_from_iri(r["g"]) for r in rows}  # type: ignore[arg-type]
 
 
-def kinds(store: Store, guesser: Guesser, *, top: int = TOP, min_chance: float = MIN_CHANCE) -> list[dict[str, Any]]:
+def kinds(store: Store, guesser: Guesser, found: Sequence[tuple[str, str]], features: Mapping[str, Sequence[str]],
+          *, top: int, min_chance: float) -> list[dict[str, Any]]:
     """Candidate records "X is a K" for registered entities no active record gives a kind."""
     model, _ = guesser.ready()
     typed = {r["e"].value for r in store.select(  # type: ignore[union-attr]
         PREFIXES + f"SELECT DISTINCT ?e WHERE {{ {_ACTIVE} GRAPH ?g {{ ?e a ?k }} }}")}
     out: list[dict[str, Any]] = []
-    for iri, name in _entities(store):
+    for iri, name in found:
         if iri in typed or iri in model.kind_at:
             continue
-        ranked = [g for g in guesser.rank_kinds(iri, top=top)
+        ranked = [g for g in guesser.rank_kinds(iri, top=top, features=features[iri])
                   if (g.chance >= min_chance if g.chance is not None else min_chance <= 0)]
         if not ranked:
             continue
-        facts = _facts(guesser, iri)
-        labels = Labels(store, [ox.NamedNode(t[1:-1]) for f in facts for t in f.split(" ", 1) if t.startswith("<")]
-                        + [ox.NamedNode(g.value[1:-1]) for g in ranked])
+        facts = _facts(features[iri])
+        labels = _labels(store, facts, [ox.NamedNode(g.value[1:-1]) for g in ranked])
         said = "; ".join(_words(labels, f) for f in facts)
         for rank, g in enumerate(ranked, 1):
             kind = g.value[1:-1]
@@ -152,13 +176,13 @@ def _kind_evidence(store: Store, iri: str, kind: str, facts: Sequence[str],
             {g for s in best for g in graphs[s]})
 
 
-def merges(store: Store, guesser: Guesser, names: NameIndex) -> list[dict[str, Any]]:
+def merges(store: Store, guesser: Guesser, names: NameIndex, found: Sequence[tuple[str, str]],
+           features: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
     """Merge candidates for pairs of registered entities named alike whose own facts mostly agree
     (the one with more facts is kept; the other would be folded into it)."""
     version = f"{MERGE_MODEL}@{guesser.ready()[0].version.split('@', 1)[-1]}"  # the same store version
-    found = _entities(store)
     name_of = dict(found)
-    facts = {iri: set(_facts(guesser, iri)) for iri, _ in found}
+    facts = {iri: set(_facts(features[iri])) for iri, _ in found}
     out: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for iri, name in found:
@@ -174,8 +198,7 @@ def merges(store: Store, guesser: Guesser, names: NameIndex) -> list[dict[str, A
             if not (mine & theirs) or agreement < MERGE_AGREEMENT:
                 continue
             keep, fold = sorted(pair, key=lambda e: (-len(facts[e]), e))
-            labels = Labels(store, [ox.NamedNode(t[1:-1]) for f in mine | theirs for t in f.split(" ", 1)
-                                    if t.startswith("<")])
+            labels = _labels(store, mine | theirs)
             both = sorted(_words(labels, f) for f in mine & theirs)
             out.append({
                 "id": _id("merge", keep, fold),

@@ -119,12 +119,13 @@ class Guesser:
         facts = [f for f in mine.features.get(iri, ()) if not f.startswith("a <")]
         return self._hierarchy.features_of(kinds, facts)
 
-    def rank_kinds(self, iri: str, *, top: int = 5) -> tuple[Guess, ...]:
+    def rank_kinds(self, iri: str, *, top: int = 5, features: Sequence[str] | None = None) -> tuple[Guess, ...]:
         """Kinds for ``iri``, likeliest first, each with its stated chance; () when there is no
-        basis for a guess (nothing recorded of it that the model knows)."""
+        basis for a guess (nothing recorded of it that the model knows). ``features``: its
+        :meth:`features`, when the caller has read them already."""
         model, meta = self.ready()
         chance = calibration.chance_map(meta["calibration"], "kind")
-        ranked = model.rank_kinds(self.features(iri), top=top)
+        ranked = model.rank_kinds(self.features(iri) if features is None else features, top=top)
         return tuple(Guess(f"<{k}>", s, (), chance=chance(s) if chance else None, model=model.version)
                      for k, s in ranked)
 

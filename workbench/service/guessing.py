@@ -49,7 +49,6 @@ def guess_kinds(wb: Workbench, name: str, *, top: int) -> tuple[Guess, ...]:
     return tuple(replace(g, label=labels(ox.NamedNode(g.value[1:-1]))) for g in ranked)
 
 
-
 def propose(wb: Workbench, *, top: int, min_chance: float, progress: Bar | None) -> list[str]:
     """See :meth:`Workbench.propose_guesses`. The guesser reads what every reader may see, so a
     proposal in the queue never shows a curator something they may not see; what was proposed
@@ -66,8 +65,7 @@ def propose(wb: Workbench, *, top: int, min_chance: float, progress: Bar | None)
     public = wb._seen_as(PUBLIC, wb.user) if everyone else wb
     guesser = public._indexes.things()
     model, _ = guesser.ready(progress)
-    found = {"kinds": proposals.kinds(public.store, guesser, top=top, min_chance=min_chance),
-             "merges": proposals.merges(public.store, guesser, public._indexes.names())}
+    found = proposals.propose(public.store, guesser, public._indexes.names(), top=top, min_chance=min_chance)
     queued = {c.id for c in queue.list_candidates(wb.store, ids=[c["id"] for cs in found.values() for c in cs])}
     new: list[str] = []
     for what, cands in found.items():
