@@ -45,6 +45,8 @@ QUESTIONS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("ask", ("Kettle One", "used for", "noodles"), {"guess": True}),
     ("ask", ("Kim", "is a"), {}),  # ambiguous
     ("ask", ("Nobody Known", "needs"), {}),  # unknown entity
+    ("proof", ("urn:wb:entity:my-car", "https://w3id.org/workbench/ns#needs", "urn:wb:entity:gasoline"), {}),
+    ("proof", ("urn:wb:entity:sparky", "https://w3id.org/workbench/ns#needs"), {}),
     ("count", ("wedding",), {"about": "me", "year": 2026}),
     ("count", ("wedding",), {"start": "2025-01-01", "end": "2025-12-31"}),
     ("current", ("me", "weight"), {}),

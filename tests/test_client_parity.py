@@ -38,6 +38,7 @@ SERVICE_ONLY_PARAMETERS = {
     ("sparql", "default_graph"): "the Protocol's default-graph-uri, sent by SPARQL clients to /sparql",
     ("sparql", "named_graphs"): "the Protocol's named-graph-uri, sent by SPARQL clients to /sparql",
     ("sparql", "evaluate"): "how the server runs a checked query (its worker processes)",
+    ("sparql", "proof_base"): "where the server's conclusions link to: its own /api/proof",
 }
 
 

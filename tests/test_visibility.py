@@ -72,6 +72,9 @@ EMBEDDED_ONLY: dict[str, Probe] = {
     "guess report": lambda wb: {k: v for k, v in wb.guess_report().items()
                                 if k not in ("fingerprint", "version", "trained_at", "seconds")},
     "history probe": lambda wb: wb.history("p-van-1"),
+    # what the rules conclude for SPARQL tools, and the conclusions' descriptions (rules, records)
+    "sparql reasoning": lambda wb: json.loads(wb.sparql(
+        "SELECT ?s ?p ?o WHERE { GRAPH <urn:wb:graph:derived> { ?s ?p ?o } } ORDER BY ?s ?p ?o", reasoning=True)),
 }
 _RANDOM = re.compile(r"urn:wb:activity:[^\"'\s>]+|\"quads\": \d+")
 
@@ -261,6 +264,9 @@ SPARQL_PROBES = [
     ("text search", "SELECT ?s ?o WHERE { GRAPH ?g { ?s ?p ?o FILTER(CONTAINS(LCASE(STR(?o)), 'zanzibar')) } }", {}),
     ("describe", "DESCRIBE <urn:wb:record:p-van-1> <urn:wb:source:fam-chat-1>",
      {"default-graph-uri": ["urn:wb:graph:meta"]}),
+    ("reasoning: derived needs", "SELECT * WHERE { GRAPH ?g { ?s <https://w3id.org/workbench/ns#needs> ?o } }",
+     {"reasoning": ["true"]}),
+    ("reasoning: everything", "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }", {"reasoning": ["true"]}),
 ]
 PROBE_ASKS = [
     "ASK { GRAPH <urn:wb:record:p-van-1> { ?s ?p ?o } }",

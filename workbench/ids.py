@@ -25,11 +25,12 @@ USERS_GRAPH = NamedNode("urn:wb:graph:users")
 QUEUE_GRAPH = NamedNode("urn:wb:graph:queue")  # candidates: apart from assertions, never read by answering
 RULES_GRAPH = NamedNode("urn:wb:graph:rules")  # rule versions, their texts, proposals and sign-offs
 SUMMARIES_GRAPH = NamedNode("urn:wb:graph:summaries")  # approved summaries: never evidence
+DERIVED_GRAPH = NamedNode("urn:wb:graph:derived")  # conclusions for one SPARQL query: never stored
 STORE_NODE = NamedNode("urn:wb:store")  # carries the store's revision (wb:revision)
 # Graphs Workbench manages itself; an import may not write content into them.
 SYSTEM_GRAPHS = frozenset(
     {ONTOLOGY_GRAPH, META_GRAPH, ENTITIES_GRAPH, AUDIT_GRAPH, USERS_GRAPH, QUEUE_GRAPH, SUMMARIES_GRAPH,
-     RULES_GRAPH}
+     RULES_GRAPH, DERIVED_GRAPH}
 )
 
 RECORD_PREFIX = "urn:wb:record:"

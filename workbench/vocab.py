@@ -22,6 +22,7 @@ class WB:
     Candidate: Final = NamedNode("https://w3id.org/workbench/ns#Candidate")
     CandidateMerge: Final = NamedNode("https://w3id.org/workbench/ns#CandidateMerge")
     CommonSense: Final = NamedNode("https://w3id.org/workbench/ns#CommonSense")
+    Conclusion: Final = NamedNode("https://w3id.org/workbench/ns#Conclusion")
     Constraint: Final = NamedNode("https://w3id.org/workbench/ns#Constraint")
     Curator: Final = NamedNode("https://w3id.org/workbench/ns#Curator")
     Decision: Final = NamedNode("https://w3id.org/workbench/ns#Decision")
@@ -72,6 +73,7 @@ class WB:
     approvedAs: Final = NamedNode("https://w3id.org/workbench/ns#approvedAs")
     attended: Final = NamedNode("https://w3id.org/workbench/ns#attended")
     basis: Final = NamedNode("https://w3id.org/workbench/ns#basis")
+    byRule: Final = NamedNode("https://w3id.org/workbench/ns#byRule")
     candidateStatus: Final = NamedNode("https://w3id.org/workbench/ns#candidateStatus")
     claim: Final = NamedNode("https://w3id.org/workbench/ns#claim")
     confirmedBy: Final = NamedNode("https://w3id.org/workbench/ns#confirmedBy")
@@ -103,6 +105,7 @@ class WB:
     partOf: Final = NamedNode("https://w3id.org/workbench/ns#partOf")
     payload: Final = NamedNode("https://w3id.org/workbench/ns#payload")
     promptVersion: Final = NamedNode("https://w3id.org/workbench/ns#promptVersion")
+    proof: Final = NamedNode("https://w3id.org/workbench/ns#proof")
     proposalKind: Final = NamedNode("https://w3id.org/workbench/ns#proposalKind")
     reading: Final = NamedNode("https://w3id.org/workbench/ns#reading")
     reason: Final = NamedNode("https://w3id.org/workbench/ns#reason")
@@ -142,6 +145,9 @@ class RDF:
     first: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#first")
     rest: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#rest")
     nil: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#nil")
+    subject: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#subject")
+    predicate: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#predicate")
+    object: Final = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#object")
 
 
 class RDFS:

@@ -17,7 +17,8 @@ TARGET = Path(__file__).resolve().parent / "vocab.py"
 
 # Terms of W3C vocabularies that Workbench uses; a closed list so a typo fails at import time.
 EXTERNAL: dict[str, tuple[str, tuple[str, ...]]] = {
-    "RDF": ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", ("type", "Property", "langString", "first", "rest", "nil")),
+    "RDF": ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", (
+            "type", "Property", "langString", "first", "rest", "nil", "subject", "predicate", "object")),
     "RDFS": ("http://www.w3.org/2000/01/rdf-schema#", ("label", "comment", "subClassOf", "domain", "range")),
     "OWL": ("http://www.w3.org/2002/07/owl#", (
             "sameAs",

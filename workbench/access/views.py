@@ -41,13 +41,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import itertools
 import os
 import shutil
 import tempfile
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +64,7 @@ from workbench.store.pyox import PyoxStore
 CACHED_VIEWS = 8  # views (distinct sets of what is hidden) open at once
 COPIES = "copies."  # a process's folder of views under files_dir/views/ starts with this
 _LIVE: weakref.WeakSet[Views] = weakref.WeakSet()  # every Views of this process, for purge()
+_WITH = itertools.count(1)  # numbers the folders of with_quads
 
 
 @dataclass(frozen=True)
@@ -260,6 +262,34 @@ class Views:
         self._removal = weakref.finalize(self, _remove, folder, held)
         self._folder = folder
         return folder
+
+
+def with_quads(view: ViewStore, quads: Iterable[ox.Quad]) -> ViewStore:
+    """``view`` with ``quads`` added, for one query (reasoning's conclusions: never in the store
+    or in the shared view): a checkpoint of the view's copy (hard links: milliseconds) in this
+    process's folder of views, the quads added, reopened read-only; the folder goes when the
+    returned store does. A view in memory is copied in memory."""
+    copy = view.copy
+    if copy.directory is None:
+        db = ox.Store()
+        db.bulk_extend(copy.db.quads_for_pattern(None, None, None, None))
+        db.extend(quads)
+        return ViewStore(view.base, view.reader, Copy(db, None, copy.version, copy.hidden))
+    directory = copy.directory.parent / f"with-{os.getpid()}-{next(_WITH)}"
+    try:
+        copy.db.backup(str(directory))
+        added = ox.Store(str(directory))
+        added.bulk_extend(quads)  # straight to new files: a scratch copy needs no transaction
+        added.flush()
+        # Closed and reopened read-only: no compaction then replaces the files a worker process
+        # opens (a writable store's would, under a reader of the directory).
+        del added
+        made = Copy(ox.Store.read_only(str(directory)), directory, copy.version, copy.hidden)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    weakref.finalize(made, shutil.rmtree, directory, True)
+    return ViewStore(view.base, view.reader, made)
 
 
 def purge(base: Store) -> None:

@@ -18,9 +18,9 @@ from workbench.records import effective
 from workbench.rules.engine import Engine
 from workbench.rules.proof import Fact, Support
 from workbench.store import Store
+from workbench.store.base import Row as StoreRow
 from workbench.values.answers import Answer, Finding, Recorded, Tier
 from workbench.values.rules import RuleSet
-from workbench.vocab import PREFIXES
 
 
 def ask(
@@ -35,8 +35,9 @@ def ask(
     params: tuple[tuple[str, str], ...],
 ) -> Answer:
     engine = Engine(store, rules, as_of=as_of)
+    negated = engine.ride(_negatives_pattern(subject, relation, obj, as_of))  # with the goal's first query
     result = engine.solve(subject, relation, obj)
-    negatives, functional = _negatives(store, subject, relation, obj, as_of)
+    negatives, functional = _negatives(negated(), subject, relation)
     found: dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support] = {t[2]: s for t, s in result.found.items()}
     prover = Prover(
         store, [*found.values(), *negatives.values()], extra_terms=[subject, relation, *([obj] if obj else [])]
@@ -116,20 +117,21 @@ def logged_state(answer: Answer) -> bool:
     return len(proofs) > 1 and all(isinstance(p, Recorded) and p.record_type == "state" for p in proofs)
 
 
-def _negatives(
-    store: Store, s: ox.NamedNode, p: ox.NamedNode, o: ox.NamedNode | None, as_of: str | None
-) -> tuple[dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support], bool]:
+def _negatives_pattern(s: ox.NamedNode, p: ox.NamedNode, o: ox.NamedNode | None, as_of: str | None) -> str:
     """Recorded negative facts about ``s p (o)`` (owl:NegativePropertyAssertion in records the
-    read sees; the proof is the record that says "not"), and whether ``p`` is functional."""
+    read sees; the proof is the record that says "not") and whether ``p`` is functional."""
     same = f"FILTER(?o = {o})" if o is not None else ""
-    rows = store.select(
-        PREFIXES
-        + f"""SELECT ?o ?g ?f WHERE {{
-            {{ GRAPH ?g {{ ?n owl:sourceIndividual {s} ; owl:assertionProperty {p} .
+    return f"""{{ GRAPH ?g {{ ?n owl:sourceIndividual {s} ; owl:assertionProperty {p} .
                  {{ ?n owl:targetIndividual ?o }} UNION {{ ?n owl:targetValue ?o }} }} {same}
                GRAPH {META_GRAPH} {{ {effective("?g", as_of=as_of)} }} }}
-            UNION {{ GRAPH ?x {{ {p} a owl:FunctionalProperty }} BIND(true AS ?f) }} }}"""
-    )
+            UNION {{ GRAPH ?x {{ {p} a owl:FunctionalProperty }} BIND(true AS ?f) }}"""
+
+
+def _negatives(
+    rows: list[StoreRow], s: ox.NamedNode, p: ox.NamedNode
+) -> tuple[dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support], bool]:
+    """The negative facts (each with the record that says "not") and whether ``p`` is functional,
+    from :func:`_negatives_pattern`'s solutions."""
     out: dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support] = {}
     functional = False
     for row in sorted(rows, key=lambda r: (str(r["o"]), str(r["g"]))):

@@ -420,10 +420,12 @@ def erase(wb: Workbench, record_id: str, reason: str) -> None:
     show_default=True,
     type=click.Choice(["json", "csv", "tsv", "xml", "turtle", "ntriples", "jsonld"]),
 )
-def sparql(wb: Workbench, query: str, fmt: str) -> None:
+@click.option("--reasoning", is_flag=True, help="Also the rules' conclusions, in <urn:wb:graph:derived>; never stored.")
+def sparql(wb: Workbench, query: str, fmt: str, reasoning: bool) -> None:
     """Run a SPARQL query. QUERY is the text, @FILE, or - for standard input.
 
-    Facts live in named graphs (one per record); metadata in <urn:wb:graph:meta>.
+    Facts live in named graphs (one per record); metadata in <urn:wb:graph:meta>; with
+    --reasoning, the rules' conclusions for the query in <urn:wb:graph:derived> (docs/server.md).
 
     \b
     Example:
@@ -433,7 +435,7 @@ def sparql(wb: Workbench, query: str, fmt: str) -> None:
         query = sys.stdin.read()
     elif query.startswith("@"):
         query = Path(query[1:]).read_text(encoding="utf-8")
-    sys.stdout.buffer.write(wb.sparql(query, format=fmt))
+    sys.stdout.buffer.write(wb.sparql(query, format=fmt, reasoning=reasoning))
     sys.stdout.flush()
 
 

@@ -144,6 +144,10 @@ class Client:
         return Answer.from_json(self._request("POST", "/api/current", {"subject": subject, "state": state,
                                                                         "as_of": as_of}))
 
+    def proof(self, subject: str, relation: str, obj: str | None = None) -> Answer:
+        query = {"subject": subject, "relation": relation, "object": obj}
+        return Answer.from_json(self._request("GET", "/api/proof", query=query))
+
     def decision(self, scope: str, *, as_of: str | None = None) -> Answer:
         return Answer.from_json(self._request("POST", "/api/decision", {"scope": scope, "as_of": as_of}))
 
@@ -356,12 +360,12 @@ class Client:
         body = {"name": name, "join": list(join) or None, "leave": list(leave) or None}
         return convert.user(self._request("POST", "/api/users/groups", body))
 
-    def sparql(self, query: str, *, format: str = "json") -> bytes:
+    def sparql(self, query: str, *, format: str = "json", reasoning: bool = False) -> bytes:
         """A SPARQL query's answer from the server's /sparql, serialised as ``format`` (as
-        :meth:`Workbench.sparql`), over what the token's user may see."""
+        :meth:`Workbench.sparql`, ``reasoning`` too), over what the token's user may see."""
         results, graph = sparql_formats(format)  # as Workbench.sparql reads it
         accept = f"{results.media_type}, {graph.media_type};q=0.9"
-        data = urllib.parse.urlencode({"query": query}).encode()
+        data = urllib.parse.urlencode({"query": query, **({"reasoning": "true"} if reasoning else {})}).encode()
         headers = {"Accept": accept, "Content-Type": "application/x-www-form-urlencoded"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"

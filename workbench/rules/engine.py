@@ -32,7 +32,7 @@ written anywhere. Each solution's bindings instantiate the premises: that is the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pyoxigraph as ox
 
@@ -52,6 +52,7 @@ from workbench.rules.bindings import (
 )
 from workbench.rules.proof import Fact, Match, Result, Row, Step, Triple, better
 from workbench.store import Store
+from workbench.store.base import Row as StoreRow
 from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Rule, RuleSet, Var
 from workbench.vocab import PREFIXES
 
@@ -91,18 +92,39 @@ class Engine:
         self._cut = False
         self._depth = 0
         self._rules_for: dict[tuple[str, Premise], list[Rule]] = {}
+        self._rides: dict[int, str] = {}  # group patterns to send with the next batched lookups
+        self._ridden: dict[int, list[StoreRow]] = {}
 
     # ------------------------------------------------------------------ goals
 
-    def solve(self, s: Node, p: ox.NamedNode, o: Node | None = None, *, derive: bool = True) -> Result:
-        """Every fact matching ``s p o`` (o may be open), recorded and, with ``derive``, derived."""
+    def ride(self, pattern: str) -> Callable[[], list[StoreRow]]:
+        """A query of the caller's (a group pattern) sent with the engine's next batched lookups,
+        a round trip fewer; the function returned gives its solutions, asking on its own if no
+        lookup carried it. For what a question needs beside the goal (its negative facts)."""
+        key = len(self._rides) + len(self._ridden)
+        self._rides[key] = pattern
+
+        def solutions() -> list[StoreRow]:
+            if key in self._rides:
+                self.queries += 1
+                self._ridden[key] = list(self.store.select(PREFIXES + f"SELECT * WHERE {{ {self._rides.pop(key)} }}"))
+            return self._ridden[key]
+        return solutions
+
+    def solve(self, s: Node | Var, p: ox.NamedNode, o: Node | None = None, *, derive: bool = True) -> Result:
+        """Every fact matching ``s p o`` (s a variable or o None: open), recorded and, with ``derive``, derived."""
         goal = Premise(s, p, Var("o") if o is None else o)
-        rows = self._recorded([goal], [Row({}, ())], [])
+        start = [Row({}, ())]
+        if derive:
+            self._prefetch(goal, start, None)
+        rows = self._recorded([goal], start, [])
         derived = self._derived(goal, [Row({}, ())]) if derive else []
         # Tables read while still in progress that grew afterwards: what read them may miss
         # something. Solve those again, then whatever read a table that grew, until nothing
         # grows (a fixpoint); then read the goal's answers from the final tables.
-        work = {k for k, size in self._reads if len(self._tables.get(k, {})) != size}
+        # What read them is solved again too: a batch of sub-goals (an open goal's) may have read a
+        # sibling's table before the sibling was done.
+        work = self._readers_of({k for k, size in self._reads if len(self._tables.get(k, {})) != size})
         for _ in range(MAX_PASSES):
             if not work:
                 break
@@ -113,7 +135,7 @@ class Engine:
                 self._compute(rule, hi, head, items)
             grown = {k for k in work if len(self._tables.get(k, {})) != sizes[k]}
             again = {k for k, size in self._reads if len(self._tables.get(k, {})) != size}
-            work = self._readers_of(grown) | again
+            work = self._readers_of(grown | again)
             derived = self._derived(goal, [Row({}, ())])
         else:
             self._cut = self._cut or bool(work)
@@ -167,6 +189,8 @@ class Engine:
                 filters = [f for f in filters if f not in ready]
             else:
                 ready = [f for f in filters if f.vars <= bound | premise.vars()]
+                if not ready:
+                    self._prefetch(premise, rows, rule)
                 recorded = self._recorded([premise], rows, ready)
                 derived = self._derived(premise, rows, rule)
                 if derived and ready:
@@ -227,16 +251,100 @@ class Engine:
         form, free = shape(p, cols)
         missing = [k for k in keys if (form, k) not in self._seen]
         if missing:
-            found = self._query([p], cols, missing, [])
-            for k in missing:
-                self._seen[(form, k)] = [
-                    (tuple(new[v] for v in free), fact)  # type: ignore[misc]
-                    for new, ((_, fact),) in found.get(k, [])
-                ]
+            self._remember(p, cols, missing, self._query([p], cols, missing, []))
         return {
             k: [(dict(zip(free, values, strict=True)), ((p.index, fact),)) for values, fact in self._seen[(form, k)]]
             for k in keys
         }
+
+    def _remember(self, p: Premise, cols: list[str], keys: list[tuple[Node, ...]],
+                  found: dict[tuple[Node, ...], list[Match]]) -> None:
+        form, free = shape(p, cols)
+        for k in keys:
+            self._seen[(form, k)] = [
+                (tuple(new[v] for v in free), fact)  # type: ignore[misc]
+                for new, ((_, fact),) in found.get(k, [])
+            ]
+
+    def _prefetch(self, premise: Premise, rows: list[Row], parent: Rule | None) -> None:
+        """Batched sub-goals: the lone lookups that evaluating ``premise`` over ``rows`` is about
+        to make one query at a time (its recorded matches, and the first premise of each rule
+        that could conclude it, under the bindings the rule would start from) fetched together,
+        one query, into the lookup cache. What the engine then does is unchanged: only the
+        number of round trips is."""
+        if not rows:
+            return
+        wanted: list[tuple[Premise, list[str], list[tuple[Node, ...]]]] = []
+
+        def want(p: Premise, vals: list[dict[str, Node]]) -> None:
+            cols = sorted(v for v in vals[0] if v in p.vars()) if vals else []
+            keys = list(dict.fromkeys(tuple(v[c] for c in cols) for v in vals))
+            form, _ = shape(p, cols)
+            missing = [k for k in keys if (form, k) not in self._seen]
+            if missing:
+                wanted.append((p, cols, missing))
+
+        want(premise, [r.vals for r in rows])
+        for rule in self._concluding(parent, premise):
+            for head in rule.head:
+                inits = [i for i in (unify(head, premise, r.vals) for r in rows) if i is not None]
+                first = self._first(rule, set(inits[0])) if inits else None
+                if first is not None:
+                    want(first, inits)
+        if len(wanted) + len(self._rides) > 1:
+            self._fetch(wanted)
+
+    def _first(self, rule: Rule, bound: set[str]) -> Premise | None:
+        """The premise ``_body`` evaluates first from these bindings, when it is a lone lookup
+        (a premise a rule concludes, no filter yet ready: see ``_body``)."""
+        if not rule.body:
+            return None
+        first = max(rule.body, key=lambda p: (bound_score(p, bound, self._derivable(rule, p)), -p.index))
+        if isinstance(first.p, Closure):
+            return None
+        if not self._derivable(rule, first) and any(
+                not isinstance(o.p, Closure) and not self._derivable(rule, o) and o.vars() & (bound | first.vars())
+                for o in rule.body if o is not first):
+            return None  # pushed down with the premises it joins, in one query of its own
+        known = bound | first.vars()
+        domain = {f.domain[0] for f in rule.filters if f.domain and f.domain[0] in bound}  # applied in Python
+        filters: list[Filter | NotExists] = [f for f in rule.filters if not (f.domain and f.domain[0] in domain)]
+        if [f for f in [*filters, *rule.absences] if f.vars <= known]:
+            return None
+        return first
+
+    def _fetch(self, wanted: list[tuple[Premise, list[str], list[tuple[Node, ...]]]]) -> None:
+        """Several lone lookups in one query (a union, a branch each), into the lookup cache."""
+        branches, parts = [], []
+        for i, (p, cols, keys) in enumerate(wanted):
+            values = values_block(cols, keys)
+            if values is None:
+                continue
+            outs = sorted(p.vars() - set(cols))
+            branches.append(f"{{ {values} {self._pattern(p, 'g0')} BIND({i} AS ?lookup) }}")
+            parts.append((i, outs))
+        rides, self._rides = self._rides, {}
+        branches += [f"{{ {pattern} BIND({-1 - k} AS ?lookup) }}" for k, pattern in rides.items()]
+        if not branches:
+            return
+        self.queries += 1
+        found: dict[int, dict[tuple[Node, ...], list[Match]]] = {i: {} for i, _ in parts}
+        outs_of = dict(parts)
+        for k in rides:
+            self._ridden[k] = []
+        for sol in self.store.select(PREFIXES + f"SELECT * WHERE {{ {' UNION '.join(branches)} }}"):
+            i = int(sol["lookup"].value)  # type: ignore[union-attr]
+            if i < 0:
+                self._ridden[-1 - i].append(sol)
+                continue
+            p, cols, _ = wanted[i]
+            key = tuple(sol[f"v_{c}"] for c in cols)
+            new = {v: sol[f"v_{v}"] for v in outs_of[i]}
+            fact = Fact(ground(p, {**dict(zip(cols, key, strict=True)), **new}), sol["g0"])  # type: ignore[arg-type, dict-item]
+            found[i].setdefault(key, []).append((new, ((p.index, fact),)))  # type: ignore[arg-type]
+        for i, _ in parts:
+            p, cols, keys = wanted[i]
+            self._remember(p, cols, keys, found[i])
 
     def _query(
         self,

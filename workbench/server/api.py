@@ -70,6 +70,7 @@ CALLS: dict[str, Call] = {
     "relations": lambda wb, a: sorted(wb.relations()),
     "ask": lambda wb, a: wb.ask(a["subject"], a["relation"], a.get("object"), as_of=a.get("as_of"),
                                 guess=a.get("guess", False)).to_json(),
+    "proof": lambda wb, a: wb.proof(a["subject"], a["relation"], a.get("object")).to_json(),
     "count": lambda wb, a: wb.count(a["event_type"], about=a.get("about"), year=a.get("year"), start=a.get("from"),
                                     end=a.get("to"), as_of=a.get("as_of")).to_json(),
     "current": lambda wb, a: wb.current(a["subject"], a["state"], as_of=a.get("as_of")).to_json(),

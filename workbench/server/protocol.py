@@ -8,9 +8,11 @@ Everything else is refused here with the status the W3C tests expect, before the
 touched: updates by GET, several queries or updates in one request, bodies that are not UTF-8,
 unknown media types. What a query itself may be (no SERVICE, bounded size and nesting) is the
 service's check, :func:`workbench.sparqlcheck.check_query`, which every query goes through.
+``reasoning=true`` (like Stardog's ``reasoning`` and GraphDB's ``infer``) adds the rules'
+conclusions for the query, in their own graph (:mod:`workbench.rules.conclusions`).
 
 >>> read_request("GET", b"query=ASK%20%7B%7D", None, b"")
-QueryRequest(query='ASK {}', default_graphs=None, named_graphs=None)
+QueryRequest(query='ASK {}', default_graphs=None, named_graphs=None, reasoning=False)
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class QueryRequest:
     query: str
     default_graphs: list[str] | None = None
     named_graphs: list[str] | None = None
+    reasoning: bool = False  # ``reasoning=true``: the rules' conclusions too (workbench.rules.conclusions)
 
 
 @dataclass(frozen=True)
@@ -138,7 +141,17 @@ def read_request(
     if len(queries) > 1:
         raise ProtocolError(400, f"one query per request, not {len(queries)}")
     default, named = params.get("default-graph-uri"), params.get("named-graph-uri")
-    return QueryRequest(queries[0], default or None, named or None)
+    return QueryRequest(queries[0], default or None, named or None, _switch(params.get("reasoning"), "reasoning"))
+
+
+def _switch(values: list[str], name: str) -> bool:
+    """A true/false parameter (absent: false); anything else is a clear 400."""
+    if len(values) > 1:
+        raise ProtocolError(400, f"{name} is given {len(values)} times; give it once, true or false")
+    word = values[0].strip().lower() if values else "false"
+    if word not in ("true", "false"):
+        raise ProtocolError(400, f"{name} must be true or false, not {values[0]!r}")
+    return word == "true"
 
 
 def _update(

@@ -35,6 +35,12 @@ FIRST = (
         field("as_of", "string", AS_OF),
         field("guess", "boolean", "answer a genuine gap with ranked model guesses"),
     ), "Does subject relation object hold, or what does subject relation?", "An Answer."),
+    ApiRoute("proof", "GET", "/api/proof", (
+        field("subject", "string", "the subject's IRI", required=True, where="query"),
+        field("relation", "string", "the relation's IRI", required=True, where="query"),
+        field("object", "string", "the object's IRI (omit: every value)", where="query"),
+    ), "Whether subject relation object holds, with its proof: where a SPARQL conclusion's wb:proof leads.",
+        "An Answer."),
     ApiRoute("count", "POST", "/api/count", (
         field("event_type", "string", "the kind of event (wedding)", required=True),
         field("about", "string", "whom the events are about"),

@@ -144,6 +144,7 @@ class Endpoint:
         # The service-defined base IRI is the endpoint's own: a BASE line ahead of the query (the
         # query's own BASE, later, wins). Parser messages then count lines from the query again.
         text = f"BASE <{base}>\n{asked.query}"
+        proof_base = base.rsplit("/sparql", 1)[0] + "/api/proof"  # where a conclusion's proof is (the JSON API)
 
         def run() -> tuple[bytes, bool]:
             # Over the view of what the reader may see, so FROM, GRAPH ?g and the dataset
@@ -151,7 +152,8 @@ class Endpoint:
             # query (no SERVICE, bounded size and nesting: workbench.sparqlcheck); the runner
             # evaluates it in a worker process it stops at the deadline, where it can.
             data = self.wb.seen_by(reader).sparql(text, format=fmt.name, default_graph=default, named_graphs=named,
-                                                  evaluate=self.runner.evaluate)
+                                                  evaluate=self.runner.evaluate, reasoning=asked.reasoning,
+                                                  proof_base=proof_base)
             return data, _more_than(data, fmt.name, family is negotiation.GRAPHS, self.result_limit)
 
         try:

@@ -46,6 +46,7 @@ from workbench.review.ruledryrun import DryRun
 from workbench.review.summaries import Summary
 from workbench.rules.check import CaseResult
 from workbench.service import guessing, importing, questions, rulereview, sample
+from workbench.service import reasoning as reasoned
 from workbench.service.shared import Clock, Indexes, Shared
 from workbench.store import Batch, Store, open_store
 from workbench.values.answers import Answer
@@ -190,9 +191,8 @@ class Workbench:
         return report
 
     def export(self, path: str | os.PathLike[str]) -> int:
-        """Write the store as this reader may see it, in the format the extension names; returns the
-        quads written. TriG, N-Quads and JSON-LD keep every graph (:meth:`restore` reads them back);
-        the others only active records' triples (:func:`workbench.records.backup.export`)."""
+        """Write the store as this reader may see it, in the extension's format; the quads written. TriG,
+        N-Quads and JSON-LD keep every graph (:meth:`restore` reads them), the rest active records' triples."""
         return backup.export(self._readable(self.reader), Path(path))
 
     # ------------------------------------------------------------------ entities and names
@@ -326,18 +326,16 @@ class Workbench:
         return self._shared.rule_files()
 
     def relations(self) -> frozenset[str]:
-        """IRIs of the relations rules may conclude: those the store knows and those this
-        version's ontology declares."""
+        """IRIs of the relations rules may conclude: those the store knows and the ontology's."""
         return self._shared.relations()
 
     # ------------------------------------------------------------------ recall and guesses
 
     def recall(self, question: str, *, purpose: str = "default", limit: int | None = None,
                budget_chars: int | None = None, progress: Bar | None = None) -> Bundle:
-        """The records that bear on a question in words, as a bundle within a budget (``purpose``
-        ``default``, ``writing`` or ``decision``), or "no memory"; names bind exactly first, else
-        what similarity finds is labelled a guess. Raises Invalid, EncoderMismatch; a missing or
-        corrupt index is rebuilt (with ``progress``), the store untouched."""
+        """The records that bear on a question in words, a bundle within a budget (``purpose`` default,
+        writing or decision), or "no memory"; names bind exactly first, else similarity's finds are a
+        guess. Raises Invalid, EncoderMismatch; a missing or corrupt index is rebuilt (``progress``)."""
         return guessing.recall(self, question, purpose=purpose, limit=limit, budget_chars=budget_chars,
                                progress=progress)
 
@@ -360,16 +358,15 @@ class Workbench:
 
     def index_status(self) -> dict[str, Any]:
         return self._indexes.status()  # what each vector index holds and what built it
+
     def rebuild_index(self, *, encoder_spec: str | None = None, progress: Bar | None = None) -> dict[str, Any]:
-        """Drop the vector indexes and build the records one again (with another encoder if given)."""
-        self._indexes.rebuild(encoder_spec, progress)
+        self._indexes.rebuild(encoder_spec, progress)  # the records' index again (another encoder if given)
         return self.index_status()
 
     # ------------------------------------------------------------------ users
 
     def add_user(self, name: str, roles: Iterable[Role | str], *, groups: Iterable[str] = ()) -> str:
-        """Add a user (in ``groups``, such as ``group:atlas``); returns their token, shown this once.
-        The first user must be an admin; after that only an admin adds users."""
+        """Add a user (``groups``: ``group:atlas``); their token, shown once. The first, an admin, adds the rest."""
         parsed = [r if isinstance(r, Role) else Role.parse(r) for r in roles]
         return users.add(self.store, name, parsed, actor=self.user, now=self._now(), groups=groups)
 
@@ -446,8 +443,7 @@ class Workbench:
                                 relations=self.relations(), files=self.rule_files())
 
     def rule_list(self) -> list[dict[str, Any]]:
-        """Each rule in the rules directory (drafts too) and each stored version, with where it
-        lives and whether it answers now (what ``rules list --json`` prints)."""
+        """Each rule file's rule (drafts too) and stored version: where, whether it answers (``rules list``)."""
         return rulereview.rule_list(self)
 
     def rule_versions(self, rule_id: str | None = None) -> list[rulebook.Version]:
@@ -460,16 +456,15 @@ class Workbench:
                                           files=self.rule_files())
 
     def dry_run_rule(self, rule_id: str, version: int | None = None) -> DryRun:
-        """What a version (default: the latest proposed) would derive here against the one in use:
-        added and removed conclusions with proofs, contradictions with negative facts. Writes nothing."""
+        """What a version (default: the latest proposed) would derive against the one in use, writing
+        nothing: added and removed conclusions with proofs, contradictions with negative facts."""
         from workbench.review.ruledryrun import dry_run
 
         found = rulebook.find(self.store, rule_id, version)
         return dry_run(self.store, self.rules, rulebook.version_rule(found, self.relations()))
 
     def signoff_rule(self, rule_id: str, *, comment: str, version: int | None = None) -> rulebook.Version:
-        """Sign off a proposed version as the acting reviewer: it answers from now on, the one before
-        it retires (:func:`workbench.review.rulebook.signoff`)."""
+        """Sign off a proposed version as the acting reviewer: it answers now, the one before retires."""
         return rulebook.signoff(self.store, rule_id, version, actor=self.user, comment=comment, now=self._now(),
                                 relations=self.relations(), files=self.rule_files())
 
@@ -488,13 +483,18 @@ class Workbench:
     # ------------------------------------------------------------------ SPARQL and stats
 
     def sparql(self, query: str, *, format: str = "json", default_graph: Sequence[str] | None = None,
-               named_graphs: Sequence[str] | None = None, evaluate: sparqlcheck.Evaluator | None = None) -> bytes:
+               named_graphs: Sequence[str] | None = None, evaluate: sparqlcheck.Evaluator | None = None,
+               reasoning: bool = False, proof_base: str | None = None) -> bytes:
         """A query's answer as json, xml, csv, tsv (SELECT/ASK) or turtle, ntriples, jsonld, xml
         (CONSTRUCT/DESCRIBE), over what this reader may see; ``default_graph`` / ``named_graphs``
-        as the Protocol's dataset parameters (:func:`workbench.sparqlcheck.answer`). Raises
-        Unsupported (an update), Invalid (a format, a graph IRI, a query the check refuses), ParseError."""
-        return sparqlcheck.answer(self._readable(self.reader), query, format=format, default_graph=default_graph,
-                                  named_graphs=named_graphs, runner=evaluate)
+        as the Protocol's dataset parameters; ``reasoning``: with the rules' conclusions in graph urn:wb:graph:derived,
+        this query's only (:mod:`~workbench.service.reasoning`). Raises Unsupported, Invalid, ParseError."""
+        return reasoned.sparql(self, query, format=format, default_graph=default_graph, named_graphs=named_graphs,
+                               evaluate=evaluate, reasoning=reasoning, proof_base=proof_base)
+
+    def proof(self, subject: str, relation: str, obj: str | None = None) -> Answer:
+        """Whether ``subject relation obj`` (IRIs) holds, with its proof: a conclusion's ``wb:proof``."""
+        return reasoned.proof(self, subject, relation, obj)
 
     def stats(self) -> dict[str, Any]:  # counts of records by type and status, sources, entities, quads
         return {"backend": self._shared.store.capabilities.name, **records.stats(self.store)}
