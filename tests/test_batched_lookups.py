@@ -14,17 +14,20 @@ from hypothesis import given
 
 from tests.test_oracle import FAST, RULE_FILES, concludable, content_graphs, record_graphs, shipped, subjects
 from workbench.rules.check import scratch
-from workbench.rules.engine import Engine
+from workbench.rules.engine import CLOSURE_LEVELS, Engine
 from workbench.service import Workbench
 
 
-def _solve_all(store: object, ruleset: object, nodes: list[ox.NamedNode], preds: list[ox.NamedNode]) -> tuple[
-        dict[str, object], int]:
+def _solve_all(store: object, ruleset: object, nodes: list[ox.NamedNode], preds: list[ox.NamedNode],
+               levels: int = 1) -> tuple[dict[str, object], int]:
+    """Every question about the graph; ``levels`` > 1 as over a network (closures several levels
+    a query, a body that starts lookup -> closure -> lookup fetched whole)."""
     out: dict[str, object] = {}
     queries = 0
     for node in nodes:
         for p in preds:
             eng = Engine(store, ruleset)  # type: ignore[arg-type]
+            eng.closure_levels = levels
             result = eng.solve(node, p)
             queries += eng.queries
             out[f"{node} {p}"] = (sorted((str(t), s.key) for t, s in result.found.items()), result.incomplete)
@@ -40,10 +43,13 @@ def test_batched_lookups_answer_as_one_lookup_a_query(content: frozenset[ox.Trip
     store = scratch(sorted(graph, key=str))
     nodes, preds = subjects(graph), concludable(ruleset)
     batched, fewer = _solve_all(store, ruleset, nodes, preds)
+    chained, fewest = _solve_all(store, ruleset, nodes, preds, levels=CLOSURE_LEVELS)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Engine, "_prefetch", lambda self, premise, rows, parent: None)
         single, more = _solve_all(store, ruleset, nodes, preds)
+        walked, _ = _solve_all(store, ruleset, nodes, preds, levels=CLOSURE_LEVELS)
     assert batched == single
+    assert chained == walked == single
     assert fewer <= more
 
 

@@ -32,6 +32,7 @@ written anywhere. Each solution's bindings instantiate the premises: that is the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import pyoxigraph as ox
@@ -285,26 +286,143 @@ class Engine:
                 wanted.append((p, cols, missing))
 
         want(premise, [r.vals for r in rows])
+        chains: list[tuple[str, Callable[[list[StoreRow]], None]]] = []
         for rule in self._concluding(parent, premise):
             for head in rule.head:
                 inits = [i for i in (unify(head, premise, r.vals) for r in rows) if i is not None]
-                first = self._first(rule, set(inits[0])) if inits else None
-                if first is not None:
+                # Over a network only, as closures four levels a query: in-process the larger
+                # query costs more than the calls it saves (measured: docs/benchmarks.md).
+                chained = self._chained(rule, inits[0]) if len(inits) == 1 and self.closure_levels > 1 else None
+                first = self._first(rule, set(inits[0])) if inits and chained is None else None
+                if chained is not None:
+                    chains.append(chained)
+                elif first is not None:
                     want(first, inits)
-        if len(wanted) + len(self._rides) > 1:
-            self._fetch(wanted)
+        if len(wanted) + len(chains) + len(self._rides) > 1:
+            self._fetch(wanted, chains)
 
-    def _first(self, rule: Rule, bound: set[str]) -> Premise | None:
-        """The premise ``_body`` evaluates first from these bindings, when it is a lone lookup
-        (a premise a rule concludes, no filter yet ready: see ``_body``)."""
-        if not rule.body:
+    def _chained(self, rule: Rule, init: dict[str, Node]) -> tuple[str, Callable[[list[StoreRow]], None]] | None:
+        """For a rule body that starts with a lone lookup A, then a closure from what A binds,
+        then a lone lookup B at the closure's end (inherit-kind: X's kinds, the kinds above them,
+        what those have), the three in one query: A; the closure's edges up to
+        :data:`CLOSURE_LEVELS` levels from A's nodes (as :meth:`_expand` fetches them); B at
+        every node they reach. The pattern, and what keeps its solutions in the caches the body
+        then reads (its lookups and the closure's edges); None when the body starts otherwise."""
+        bound = set(init)
+        a = self._first(rule, bound)
+        if a is None or self.max_depth <= self._depth:
             return None
-        first = max(rule.body, key=lambda p: (bound_score(p, bound, self._derivable(rule, p)), -p.index))
-        if isinstance(first.p, Closure):
+        rest = [p for p in rule.body if p is not a]
+        after_a = bound | a.vars()
+        c = self._next(rule, rest, after_a)
+        if c is None or not isinstance(c.p, Closure):
+            return None
+        forward = not isinstance(c.s, Var) or c.s.name in after_a
+        start, end = (c.s, c.o) if forward else (c.o, c.s)
+        if not (isinstance(start, Var) and start.name in a.vars() - bound and isinstance(end, Var)
+                and end.name not in after_a):
+            return None
+        rest = [p for p in rest if p is not c]
+        b = self._first(rule, after_a | {end.name}, rest)
+        if b is None:
+            return None
+        cols_a = sorted(v for v in a.vars() if v in bound)
+        cols_b = sorted(v for v in b.vars() if v in after_a | {end.name})
+        outs_a, outs_b = sorted(a.vars() - bound), sorted(b.vars() - set(cols_b))
+        if not set(cols_b) <= bound | {end.name} or set(outs_b) & a.vars():
+            return None
+        key_a = tuple(init[c] for c in cols_a)
+        values = values_block(cols_a, [key_a]) if cols_a else ""
+        given = sorted(set(cols_b) - {end.name})
+        values_b = values_block(given, [tuple(init[x] for x in given)])
+        if values is None or values_b is None:
+            return None
+        closure, levels, start_var, end_var = c.p, CLOSURE_LEVELS, str(start), str(end)
+        pred = closure.predicate
+        first = start_var[1:]
+        head = f"{values} {self._pattern(a, 'ga')} FILTER(!isBlank({start_var}))"
+        parts = [f"{{ {values} {self._pattern(a, 'ga')} BIND(0 AS ?part) }}"]
+        chains = self._chains(pred, forward, head, levels, first)
+        parts += [f"{{ {branch[2:-2]} BIND(1 AS ?part) }}" for branch in chains]
+        for depth in range(closure.min_len, levels + 1):
+            chain = [first, *(f"v__m{i}" for i in range(1, depth + 1))]
+            hops = " ".join(self._step(pred, forward, chain[i], chain[i + 1], f"h{i}") for i in range(depth))
+            at = Var(chain[-1].removeprefix("v_"))  # B with the closure's end named as the chain's last node
+            b_at = _renamed(b, {end.name: at})
+            parts.append(f"{{ {head} {hops} {values_b} {self._pattern(b_at, 'gb')} BIND({at} AS {end_var}) "
+                         f"BIND(2 AS ?part) }}")
+        subs = self._sub_firsts(rule, b, init, end.name)
+        for j, (first2, _, init2) in enumerate(subs):
+            for depth in range(closure.min_len, levels + 1):
+                chain = [first, *(f"v__m{i}" for i in range(1, depth + 1))]
+                hops = " ".join(self._step(pred, forward, chain[i], chain[i + 1], f"h{i}") for i in range(depth))
+                at = Var(chain[-1].removeprefix("v_"))
+                names: dict[str, object] = {x: at if v is None else v for x, v in init2.items()}
+                names |= {v: Var(f"s{j}_{v}") for v in first2.vars() - set(init2)}
+                lookup = self._pattern(_renamed(first2, names), f"gs{j}")
+                parts.append(f"{{ {head} {hops} {lookup} BIND({at} AS ?v__node) BIND({3 + j} AS ?part) }}")
+
+        def keep(rows: list[StoreRow]) -> None:
+            by = {n: [r for r in rows if r["part"].value == str(n)] for n in range(3)}  # type: ignore[union-attr]
+            found_a: dict[tuple[Node, ...], list[Match]] = {}
+            for r in by[0]:
+                new = {v: r[f"v_{v}"] for v in outs_a}
+                fact = Fact(ground(a, {**init, **new}), r["ga"])  # type: ignore[arg-type, dict-item]
+                found_a.setdefault(key_a, []).append((new, ((a.index, fact),)))  # type: ignore[arg-type]
+            self._remember(a, cols_a, [key_a], found_a)
+            starts = {r[f"v_{start.name}"] for r in by[0]}
+            edges = self._edges.setdefault((pred.value, forward), {})
+            if starts & set(edges):
+                return  # walked already in this question: the body reads those edges
+            self._absorb(by[1], starts, edges, levels)  # type: ignore[arg-type]
+            reached = {n for s0 in starts for n in reach(s0, edges, closure.min_len)}  # type: ignore[arg-type]
+            found_b: dict[tuple[Node, ...], list[Match]] = {}
+            seen: set[tuple[object, ...]] = set()
+            for r in by[2]:
+                key = tuple(r[f"v_{x}"] for x in cols_b)
+                new = {v: r[f"v_{v}"] for v in outs_b}
+                if (key, tuple(new.items()), r["gb"]) in seen or any(isinstance(t, ox.BlankNode) for t in key):
+                    continue  # reached by several chains; or a key a query could not have written
+                seen.add((key, tuple(new.items()), r["gb"]))
+                fact = Fact(ground(b, {**dict(zip(cols_b, key, strict=True)), **new}), r["gb"])  # type: ignore[arg-type, dict-item]
+                found_b.setdefault(key, []).append((new, ((b.index, fact),)))  # type: ignore[arg-type]
+            keys = [tuple(n if x == end.name else init[x] for x in cols_b) for n in sorted(reached, key=str)]
+            self._remember(b, cols_b, keys, found_b)
+            for j, (first2, init2) in enumerate((f, i) for f, _, i in subs):
+                cols2 = sorted(v for v in first2.vars() if v in init2)
+                found2: dict[tuple[Node, ...], list[Match]] = {}
+                kept: set[tuple[object, ...]] = set()
+                outs2 = sorted(first2.vars() - set(cols2))
+                for r in [r for r in rows if r["part"].value == str(3 + j)]:  # type: ignore[union-attr]
+                    node = r["v__node"]
+                    vals = {x: node if v is None else v for x, v in init2.items()}
+                    key = tuple(vals[x] for x in cols2)
+                    new = {v: r[f"v_s{j}_{v}"] for v in outs2}
+                    if (key, tuple(new.items()), r[f"gs{j}"]) in kept or any(isinstance(t, ox.BlankNode) for t in key):
+                        continue
+                    kept.add((key, tuple(new.items()), r[f"gs{j}"]))
+                    fact = Fact(ground(first2, {**vals, **new}), r[f"gs{j}"])  # type: ignore[arg-type, dict-item]
+                    found2.setdefault(key, []).append((new, ((first2.index, fact),)))  # type: ignore[arg-type]
+                keys2 = [tuple(n if init2[x] is None else init2[x] for x in cols2) for n in sorted(reached, key=str)]
+                self._remember(first2, cols2, keys2, found2)  # type: ignore[arg-type]
+
+        return "{ " + " UNION ".join(parts) + " }", keep
+
+    def _next(self, rule: Rule, todo: Sequence[Premise], bound: set[str]) -> Premise | None:
+        """The premise ``_body`` evaluates next of ``todo`` from these bindings."""
+        return max(todo, key=lambda p: (bound_score(p, bound, self._derivable(rule, p)), -p.index)) if todo else None
+
+    def _first(self, rule: Rule, bound: set[str], todo: Sequence[Premise] | None = None) -> Premise | None:
+        """The premise ``_body`` evaluates first (of ``todo``, default the body) from these
+        bindings, when it is a lone lookup (a premise a rule concludes, or one that joins no
+        other; no filter yet ready: see ``_body``)."""
+        todo = rule.body if todo is None else todo
+        first = self._next(rule, todo, bound)
+        if first is None or isinstance(first.p, Closure):
             return None
         if not self._derivable(rule, first) and any(
                 not isinstance(o.p, Closure) and not self._derivable(rule, o) and o.vars() & (bound | first.vars())
-                for o in rule.body if o is not first):
+                for o in todo if o is not first):
             return None  # pushed down with the premises it joins, in one query of its own
         known = bound | first.vars()
         domain = {f.domain[0] for f in rule.filters if f.domain and f.domain[0] in bound}  # applied in Python
@@ -313,8 +431,42 @@ class Engine:
             return None
         return first
 
-    def _fetch(self, wanted: list[tuple[Premise, list[str], list[tuple[Node, ...]]]]) -> None:
-        """Several lone lookups in one query (a union, a branch each), into the lookup cache."""
+    def _sub_firsts(self, rule: Rule, b: Premise, init: dict[str, Node], end: str) -> list[
+            tuple[Premise, list[str], dict[str, Node | None]]]:
+        """The first lone lookup of each sub-goal premise ``b`` makes at a node the closure
+        reaches (``end``): the premise, its bound columns and the sub-goal's bindings (None:
+        the node), for :meth:`_chained`'s query; [] when one cannot be told before the query."""
+        out: list[tuple[Premise, list[str], dict[str, Node | None]]] = []
+        if not self._derivable(rule, b):
+            return out
+        for r2 in self._concluding(rule, b):
+            for h2 in r2.head:
+                slots = list(zip((h2.s, h2.p, h2.o), (b.s, b.p, b.o), strict=True))
+                if any(t == Var(end) and not isinstance(h, Var) for h, t in slots):
+                    return []  # a constant where the node goes: which nodes it fits is the body's to find
+                init2: dict[str, Node | None] = {}
+                for h, t in slots:
+                    value: Node | None = (None if t == Var(end) else init.get(t.name) if isinstance(t, Var)
+                                          else t)  # type: ignore[assignment]
+                    if isinstance(h, Var) and (value is not None or t == Var(end)):
+                        if h.name in init2 and init2[h.name] != value:
+                            return []
+                        init2[h.name] = value
+                    elif not isinstance(h, Var) and value is not None and h != value:
+                        init2 = {}
+                        break
+                else:
+                    first2 = self._first(r2, set(init2))
+                    if first2 is None:
+                        return []
+                    cols2 = sorted(v for v in first2.vars() if v in init2)
+                    out.append((first2, cols2, init2))
+        return out
+
+    def _fetch(self, wanted: list[tuple[Premise, list[str], list[tuple[Node, ...]]]],
+               chains: Sequence[tuple[str, Callable[[list[StoreRow]], None]]] = ()) -> None:
+        """Several lone lookups in one query (a union, a branch each), into the lookup cache,
+        with the callers' rides and the chained bodies (each a pattern and what keeps its rows)."""
         branches, parts = [], []
         for i, (p, cols, keys) in enumerate(wanted):
             values = values_block(cols, keys)
@@ -324,18 +476,19 @@ class Engine:
             branches.append(f"{{ {values} {self._pattern(p, 'g0')} BIND({i} AS ?lookup) }}")
             parts.append((i, outs))
         rides, self._rides = self._rides, {}
-        branches += [f"{{ {pattern} BIND({-1 - k} AS ?lookup) }}" for k, pattern in rides.items()]
+        extra: list[tuple[str, Callable[[list[StoreRow]], None]]] = [
+            *((pattern, functools.partial(self._ridden.__setitem__, k)) for k, pattern in rides.items()), *chains]
+        branches += [f"{{ {pattern} BIND({-1 - j} AS ?lookup) }}" for j, (pattern, _) in enumerate(extra)]
         if not branches:
             return
         self.queries += 1
         found: dict[int, dict[tuple[Node, ...], list[Match]]] = {i: {} for i, _ in parts}
         outs_of = dict(parts)
-        for k in rides:
-            self._ridden[k] = []
+        got: list[list[StoreRow]] = [[] for _ in extra]
         for sol in self.store.select(PREFIXES + f"SELECT * WHERE {{ {' UNION '.join(branches)} }}"):
             i = int(sol["lookup"].value)  # type: ignore[union-attr]
             if i < 0:
-                self._ridden[-1 - i].append(sol)
+                got[-1 - i].append(sol)
                 continue
             p, cols, _ = wanted[i]
             key = tuple(sol[f"v_{c}"] for c in cols)
@@ -345,6 +498,8 @@ class Engine:
         for i, _ in parts:
             p, cols, keys = wanted[i]
             self._remember(p, cols, keys, found[i])
+        for (_, keep), rows in zip(extra, got, strict=True):
+            keep(rows)
 
     def _query(
         self,
@@ -463,29 +618,39 @@ class Engine:
         one query (a union of chains, one a level); returns the nodes reached at ``levels``
         steps whose edges are still to fetch. The same edges as one query a level: each level's
         chain starts from a node the level before reached."""
-        known = set(edges)  # expanded earlier in this question: their edges are here already
         todo = sorted((n for n in nodes if not isinstance(n, ox.BlankNode)), key=str)
+        if not todo:
+            return self._absorb([], nodes, edges, levels)
+        branches = self._chains(pred, forward, f"VALUES ?s {{ {' '.join(str(n) for n in todo)} }}", levels)
+        self.queries += 1
+        rows = self.store.select(PREFIXES + f"SELECT DISTINCT ?level ?a ?b ?g WHERE {{ {' UNION '.join(branches)} }}")
+        return self._absorb(rows, nodes, edges, levels)
+
+    def _step(self, pred: ox.NamedNode, forward: bool, a: str, b: str, g: str) -> str:
+        """One edge of a closure's chain, from ?a to ?b, in an active record bound to ?g."""
+        hop = f"?{a} {pred} ?{b}" if forward else f"?{b} {pred} ?{a}"
+        return f"GRAPH ?{g} {{ {hop} }} GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}"
+
+    def _chains(self, pred: ox.NamedNode, forward: bool, starts: str, levels: int, first: str = "s") -> list[str]:
+        """A union's branches, one a level: the edges (?a ?b ?g) at ``level`` steps from the nodes
+        ``starts`` binds to ``?first`` (named so, not bound to it: the engine would evaluate the
+        chain on its own and join)."""
+        out = []
+        for level in range(levels):
+            chain = [first, *(f"m{i}" for i in range(1, level + 1))]
+            hops = " ".join(self._step(pred, forward, chain[i], chain[i + 1], f"h{i}") for i in range(level))
+            out.append(f"{{ {starts} {hops} {self._step(pred, forward, chain[-1], 'b', 'g')} "
+                       f"BIND(?{chain[-1]} AS ?a) BIND({level + 1} AS ?level) }}")
+        return out
+
+    def _absorb(self, rows: Sequence[StoreRow], nodes: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]],
+                levels: int) -> set[Node]:
+        """Keep the edges :meth:`_chains` found from ``nodes`` (a blank node's are never asked:
+        it cannot be written in a query); returns the nodes reached at ``levels`` steps whose
+        edges are still to fetch."""
+        known = set(edges)  # expanded earlier in this question: their edges are here already
         for n in nodes:
             edges.setdefault(n, [])
-        if not todo:
-            return set()
-        hop = "?{a} {p} ?{b}" if forward else "?{b} {p} ?{a}"
-
-        def step(a: str, b: str, g: str) -> str:
-            return (f"GRAPH ?{g} {{ {hop.format(a=a, b=b, p=pred)} }} "
-                    f"GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}")
-
-        starts = " ".join(str(n) for n in todo)
-        branches = []
-        for level in range(levels):
-            chain = ["s", *(f"m{i}" for i in range(1, level + 1))]
-            hops = " ".join(step(chain[i], chain[i + 1], f"h{i}") for i in range(level))
-            branches.append(f"{{ VALUES ?s {{ {starts} }} {hops} {step(chain[-1], 'b', 'g')} "
-                            f"BIND(?{chain[-1]} AS ?a) BIND({level + 1} AS ?level) }}")
-        self.queries += 1
-        rows = self.store.select(
-            PREFIXES + f"SELECT DISTINCT ?level ?a ?b ?g WHERE {{ {' UNION '.join(branches)} }}"
-        )
         found: set[tuple[Node, Node, ox.NamedNode]] = set()
         inner: set[Node] = set()  # reached in fewer than ``levels`` steps: expanded by this query
         last: set[Node] = set()
@@ -596,3 +761,11 @@ class Engine:
 def _by_triple(item: tuple[Triple, Step]) -> str:
     s, p, o = item[0]
     return f"{s} {p} {o}"
+
+
+def _renamed(p: Premise, names: dict[str, object]) -> Premise:
+    """``p`` with some variables replaced (by a value or another variable), for a chained query."""
+    def term(t: object) -> object:
+        return names.get(t.name, t) if isinstance(t, Var) else t
+
+    return Premise(term(p.s), term(p.p), term(p.o), p.index)  # type: ignore[arg-type]

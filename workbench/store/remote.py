@@ -25,7 +25,7 @@ import pyoxigraph as ox
 
 from workbench.errors import Invalid, ParseError, StoreUnavailable
 from workbench.ids import META_GRAPH, RULES_GRAPH, STORE_NODE
-from workbench.store.base import Batch, Capabilities, Check, Graphs, Progress, Row, Store, data_block
+from workbench.store.base import Batch, Capabilities, Check, Graphs, Progress, Row, Store, data_block, rows_of
 from workbench.store.transport import Transport
 from workbench.vocab import WB
 
@@ -118,8 +118,7 @@ class RemoteStore(Store):
         result = self._answer(query, SELECT_ACCEPT)
         if not isinstance(result, ox.QuerySolutions):
             raise Invalid("expected a SELECT query")
-        names = [v.value for v in result.variables]
-        return [{n: sol[n] for n in names} for sol in result]
+        return rows_of(result)
 
     def close(self) -> None:
         self._http.close()
