@@ -14,7 +14,8 @@ from hypothesis import given
 
 from tests.test_oracle import FAST, RULE_FILES, concludable, content_graphs, record_graphs, shipped, subjects
 from workbench.rules.check import scratch
-from workbench.rules.engine import CLOSURE_LEVELS, Engine
+from workbench.rules.engine import Engine
+from workbench.rules.reads import CLOSURE_LEVELS
 from workbench.service import Workbench
 
 

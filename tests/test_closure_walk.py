@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.ids import META_GRAPH
-from workbench.rules import engine
+from workbench.rules import reads
 from workbench.rules.engine import Engine
 from workbench.store import MemoryStore
 from workbench.values.rules import RuleSet
@@ -47,7 +47,7 @@ def test_several_levels_a_query_walk_as_one_level_a_query_did(
         min_len: int, bound: int) -> None:
     store = _store(edges, inactive)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "MAX_CLOSURE", bound)
+        mp.setattr(reads, "MAX_CLOSURE", bound)
         one = _walks(store, starts, forward, min_len, 1)
         for levels in (2, 4):
             assert _walks(store, starts, forward, min_len, levels) == one
@@ -60,7 +60,7 @@ def test_a_long_chain_takes_a_query_a_level_embedded_and_per_four_levels_remote(
     reached = eng.walk(RDFS.subClassOf, {NODES[0]})[NODES[0]]
     assert set(reached) == set(NODES) and len(reached[NODES[8]]) == 8 and eng.queries == 9
     eng = Engine(store, RuleSet(()))
-    eng.closure_levels = engine.CLOSURE_LEVELS  # what a RemoteStore gets
+    eng.closure_levels = reads.CLOSURE_LEVELS  # what a RemoteStore gets
     assert eng.walk(RDFS.subClassOf, {NODES[0]})[NODES[0]] == reached
     assert eng.queries == 3  # levels 1-4, 5-8, and the 9th, which finds nothing more
 

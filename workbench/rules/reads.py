@@ -1,0 +1,374 @@
+"""One question's reads of recorded facts, for :mod:`workbench.rules.engine`: premises looked up
+over the facts the read sees (content of active records, or of records effective on the as-of
+date), each lone lookup remembered by its shape, closures' edges walked and remembered, several
+lookups batched into one query, and a caller's own patterns sent along with them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import pyoxigraph as ox
+
+from workbench.ids import META_GRAPH
+from workbench.records import effective
+from workbench.rules.bindings import dedupe, ground, reach, shape, value, values_block
+from workbench.rules.proof import Fact, Match, Row
+from workbench.store import Store
+from workbench.store.base import Row as StoreRow
+from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Var
+from workbench.vocab import PREFIXES
+
+MAX_CLOSURE = 64
+CLOSURE_LEVELS = 4  # levels of a closure walked in one query over a network (a chain of joins per level)
+Lookup = tuple[Premise, list[str], list[tuple[Node, ...]]]  # a lone premise, its bound columns, their values
+Chain = tuple[str, Callable[[list[StoreRow]], None]]  # a pattern sent with a batch, and what keeps its rows
+
+
+class Reads:
+    """What one question reads (see the module's note). ``queries`` counts the store calls;
+    ``incomplete`` says a closure's walk was cut."""
+
+    def __init__(self, store: Store, *, as_of: str | None) -> None:
+        self.store = store
+        self.as_of = as_of
+        self.closure_levels = CLOSURE_LEVELS if store.capabilities.round_trips else 1
+        self.queries = 0
+        self.incomplete = False
+        self.edges: dict[tuple[str, bool], dict[Node, list[tuple[Node, ox.NamedNode]]]] = {}
+        self.seen: dict[tuple[str, tuple[Node, ...]], list[tuple[tuple[Node, ...], Fact]]] = {}
+        self.rides: dict[int, str] = {}  # group patterns to send with the next batched lookups
+        self.ridden: dict[int, list[StoreRow]] = {}
+
+    def ride(self, pattern: str) -> Callable[[], list[StoreRow]]:
+        """A query of the caller's (a group pattern) sent with the engine's next batched lookups,
+        a round trip fewer; the function returned gives its solutions, asking on its own if no
+        lookup carried it. For what a question needs beside the goal (its negative facts)."""
+        key = len(self.rides) + len(self.ridden)
+        self.rides[key] = pattern
+
+        def solutions() -> list[StoreRow]:
+            if key in self.rides:
+                self.queries += 1
+                self.ridden[key] = list(self.store.select(PREFIXES + f"SELECT * WHERE {{ {self.rides.pop(key)} }}"))
+            return self.ridden[key]
+        return solutions
+
+    def recorded(
+        self, premises: Sequence[Premise], rows: list[Row], filters: Sequence[Filter | NotExists]
+    ) -> list[Row]:
+        """Join ``rows`` with premises over the recorded facts, in one SELECT. A lone premise
+        without filters is looked up through the question's cache (rules often share one)."""
+        if not rows:
+            return []
+        used = set().union(*(p.vars() for p in premises), *(f.vars for f in filters))
+        cols = sorted(v for v in rows[0].vals if v in used)
+        keys: dict[tuple[Node, ...], list[Row]] = {}
+        for row in rows:
+            keys.setdefault(tuple(row.vals[c] for c in cols), []).append(row)
+        if len(premises) == 1 and not filters:
+            matches = self.lookup(premises[0], cols, list(keys))
+        else:
+            matches = self.query(premises, cols, list(keys), filters)
+        out = []
+        for key, hits in matches.items():
+            for new, facts in hits:
+                for row in keys[key]:
+                    out.append(Row({**row.vals, **new}, row.sup + facts, row.tag))
+        return out
+
+    def lookup(self, p: Premise, cols: list[str], keys: list[tuple[Node, ...]]) -> dict[tuple[Node, ...], list[Match]]:
+        """A lone premise's matches, remembered by the premise's shape (variables by position),
+        so rules that share a premise under other variable names share the lookup."""
+        form, free = shape(p, cols)
+        missing = [k for k in keys if (form, k) not in self.seen]
+        if missing:
+            self.remember(p, cols, missing, self.query([p], cols, missing, []))
+        return {
+            k: [(dict(zip(free, values, strict=True)), ((p.index, fact),)) for values, fact in self.seen[(form, k)]]
+            for k in keys
+        }
+
+    def remember(self, p: Premise, cols: list[str], keys: list[tuple[Node, ...]],
+                  found: dict[tuple[Node, ...], list[Match]]) -> None:
+        form, free = shape(p, cols)
+        for k in keys:
+            self.seen[(form, k)] = [
+                (tuple(new[v] for v in free), fact)  # type: ignore[misc]
+                for new, ((_, fact),) in found.get(k, [])
+            ]
+
+    def fetch(self, wanted: list[tuple[Premise, list[str], list[tuple[Node, ...]]]],
+               chains: Sequence[tuple[str, Callable[[list[StoreRow]], None]]] = ()) -> None:
+        """Several lone lookups in one query (a union, a branch each), into the lookup cache,
+        with the callers' rides and the chained bodies (each a pattern and what keeps its rows)."""
+        branches, parts = [], []
+        for i, (p, cols, keys) in enumerate(wanted):
+            values = values_block(cols, keys)
+            if values is None:
+                continue
+            outs = sorted(p.vars() - set(cols))
+            branches.append(f"{{ {values} {self.pattern(p, 'g0')} BIND({i} AS ?lookup) }}")
+            parts.append((i, outs))
+        rides, self.rides = self.rides, {}
+        extra: list[tuple[str, Callable[[list[StoreRow]], None]]] = [
+            *((pattern, functools.partial(self.ridden.__setitem__, k)) for k, pattern in rides.items()), *chains]
+        branches += [f"{{ {pattern} BIND({-1 - j} AS ?lookup) }}" for j, (pattern, _) in enumerate(extra)]
+        if not branches:
+            return
+        self.queries += 1
+        found: dict[int, dict[tuple[Node, ...], list[Match]]] = {i: {} for i, _ in parts}
+        outs_of = dict(parts)
+        got: list[list[StoreRow]] = [[] for _ in extra]
+        for sol in self.store.select(PREFIXES + f"SELECT * WHERE {{ {' UNION '.join(branches)} }}"):
+            i = int(sol["lookup"].value)  # type: ignore[union-attr]
+            if i < 0:
+                got[-1 - i].append(sol)
+                continue
+            p, cols, _ = wanted[i]
+            key = tuple(sol[f"v_{c}"] for c in cols)
+            new = {v: sol[f"v_{v}"] for v in outs_of[i]}
+            fact = Fact(ground(p, {**dict(zip(cols, key, strict=True)), **new}), sol["g0"])  # type: ignore[arg-type, dict-item]
+            found[i].setdefault(key, []).append((new, ((p.index, fact),)))  # type: ignore[arg-type]
+        for i, _ in parts:
+            p, cols, keys = wanted[i]
+            self.remember(p, cols, keys, found[i])
+        for (_, keep), rows in zip(extra, got, strict=True):
+            keep(rows)
+
+    def query(
+        self,
+        premises: Sequence[Premise],
+        cols: list[str],
+        keys: list[tuple[Node, ...]],
+        filters: Sequence[Filter | NotExists],
+    ) -> dict[tuple[Node, ...], list[Match]]:
+        """For each key (values of ``cols``), the new bindings and recorded facts of each match."""
+        values = values_block(cols, keys)
+        if values is None:
+            return {}
+        patterns = " ".join(self.pattern(p, f"g{i}") for i, p in enumerate(premises))
+        conditions = " ".join(self.condition(f, len(premises) + i) for i, f in enumerate(filters))
+        outs = sorted(set().union(*(p.vars() for p in premises)) - set(cols))
+        select = " ".join([*(f"?v_{v}" for v in cols + outs), *(f"?g{i}" for i in range(len(premises)))])
+        self.queries += 1
+        out: dict[tuple[Node, ...], list[Match]] = {}
+        for sol in self.store.select(PREFIXES + f"SELECT {select} WHERE {{ {values} {patterns} {conditions} }}"):
+            key = tuple(sol[f"v_{c}"] for c in cols)
+            new = {v: sol[f"v_{v}"] for v in outs}
+            both = {**dict(zip(cols, key, strict=True)), **new}
+            facts = tuple(
+                (p.index, Fact(ground(p, both), sol[f"g{i}"]))  # type: ignore[arg-type]
+                for i, p in enumerate(premises)
+            )
+            out.setdefault(key, []).append((new, facts))  # type: ignore[arg-type]
+        return out
+
+    def pattern(self, p: Premise, g: str) -> str:
+        """SPARQL for one premise over the facts this read sees, its record bound to ?g."""
+        if p.metadata:  # a fact about a record: the record is its own source
+            if isinstance(p.s, Var):
+                subject, pre, post = str(p.s), "", f"BIND({p.s} AS ?{g})"
+            else:
+                subject, pre, post = f"?{g}", f"BIND({p.s} AS ?{g})", ""
+            view = effective(subject, as_of=self.as_of)
+            return f"{pre} GRAPH {META_GRAPH} {{ {subject} {p.p} {p.o} . {view} }} {post}"
+        return f"GRAPH ?{g} {{ {p.s} {p.p} {p.o} }} GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}"
+
+    def condition(self, f: Filter | NotExists, n: int) -> str:
+        if isinstance(f, Filter):
+            return f"FILTER{f.sparql}" if f.sparql.startswith("(") else f"FILTER({f.sparql})"
+        inner = " ".join(self.pattern(p, f"x{n}_{i}") for i, p in enumerate(f.premises))
+        checks = " ".join(f"FILTER{c}" for c in f.filters)
+        return f"FILTER NOT EXISTS {{ {inner} {checks} }}"
+
+    def filter(self, rows: list[Row], filters: Sequence[Filter | NotExists]) -> list[Row]:
+        used = sorted(set().union(*(f.vars for f in filters)))
+        keys = {tuple(r.vals[c] for c in used) for r in rows}
+        values = values_block(used, sorted(keys, key=str))
+        if values is None:
+            return []
+        conditions = " ".join(self.condition(f, i) for i, f in enumerate(filters))
+        self.queries += 1
+        rows_ok = {
+            tuple(sol[f"v_{c}"] for c in used)
+            for sol in self.store.select(
+                PREFIXES + f"SELECT {' '.join(f'?v_{c}' for c in used)} WHERE {{ {values} {conditions} }}"
+            )
+        }
+        return [r for r in rows if tuple(r.vals[c] for c in used) in rows_ok]
+
+    # ------------------------------------------------------------------ closures
+
+    def closure(self, p: Premise, rows: list[Row]) -> list[Row]:
+        assert isinstance(p.p, Closure)
+        forward = not isinstance(p.s, Var) or p.s.name in rows[0].vals
+        if not forward and isinstance(p.o, Var) and p.o.name not in rows[0].vals:
+            self.incomplete = True  # neither end known: walking every chain is not goal-directed
+            return []
+        start_slot, end_slot = (p.s, p.o) if forward else (p.o, p.s)
+        paths = self.walk(p.p.predicate, {value(start_slot, r.vals) for r in rows}, forward=forward,
+                          min_len=p.p.min_len)
+        out = []
+        for row in rows:
+            for end, chain in paths[value(start_slot, row.vals)].items():
+                if isinstance(end_slot, Var) and end_slot.name not in row.vals:
+                    vals = {**row.vals, end_slot.name: end}
+                elif value(end_slot, row.vals) == end:
+                    vals = row.vals
+                else:
+                    continue
+                out.append(Row(vals, row.sup + tuple((p.index, f) for f in chain), row.tag))
+        return dedupe(out)
+
+    def walk(
+        self, predicate: ox.NamedNode, starts: set[Node], *, forward: bool = True, min_len: int = 0
+    ) -> dict[Node, dict[Node, list[Fact]]]:
+        """For each start, every node it reaches along ``predicate`` edges the read sees
+        (backwards with ``forward=False``), with the shortest chain of recorded edges that gets
+        there. One query per ``closure_levels`` levels of the walk (a property path would
+        lose the edges' records, and pyoxigraph walks ``GRAPH ?g { p+ }`` over every graph);
+        edges are remembered for the question."""
+        edges = self.edges.setdefault((predicate.value, forward), {})
+        frontier = {s for s in starts if s not in edges}
+        depth = 0
+        while frontier:
+            if depth >= MAX_CLOSURE:
+                self.incomplete = True
+                break
+            levels = min(self.closure_levels, MAX_CLOSURE - depth)
+            depth += levels
+            frontier = self.expand(predicate, forward, frontier, edges, levels)
+        return {
+            s: {
+                end: [Fact((a, predicate, b) if forward else (b, predicate, a), g) for a, b, g in chain]
+                for end, chain in reach(s, edges, min_len).items()
+            }
+            for s in starts
+        }
+
+    def expand(self, pred: ox.NamedNode, forward: bool, nodes: set[Node],
+                edges: dict[Node, list[tuple[Node, ox.NamedNode]]], levels: int) -> set[Node]:
+        """Fetch the edges of ``nodes`` and of what they reach in fewer than ``levels`` steps, in
+        one query (a union of chains, one a level); returns the nodes reached at ``levels``
+        steps whose edges are still to fetch. The same edges as one query a level: each level's
+        chain starts from a node the level before reached."""
+        todo = sorted((n for n in nodes if not isinstance(n, ox.BlankNode)), key=str)
+        if not todo:
+            return self.absorb([], nodes, edges, levels)
+        branches = self.chains(pred, forward, f"VALUES ?s {{ {' '.join(str(n) for n in todo)} }}", levels)
+        self.queries += 1
+        rows = self.store.select(PREFIXES + f"SELECT DISTINCT ?level ?a ?b ?g WHERE {{ {' UNION '.join(branches)} }}")
+        return self.absorb(rows, nodes, edges, levels)
+
+    def step(self, pred: ox.NamedNode, forward: bool, a: str, b: str, g: str) -> str:
+        """One edge of a closure's chain, from ?a to ?b, in an active record bound to ?g."""
+        hop = f"?{a} {pred} ?{b}" if forward else f"?{b} {pred} ?{a}"
+        return f"GRAPH ?{g} {{ {hop} }} GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}"
+
+    def chains(self, pred: ox.NamedNode, forward: bool, starts: str, levels: int, first: str = "s") -> list[str]:
+        """A union's branches, one a level: the edges (?a ?b ?g) at ``level`` steps from the nodes
+        ``starts`` binds to ``?first`` (named so, not bound to it: the engine would evaluate the
+        chain on its own and join)."""
+        out = []
+        for level in range(levels):
+            chain = [first, *(f"m{i}" for i in range(1, level + 1))]
+            hops = " ".join(self.step(pred, forward, chain[i], chain[i + 1], f"h{i}") for i in range(level))
+            out.append(f"{{ {starts} {hops} {self.step(pred, forward, chain[-1], 'b', 'g')} "
+                       f"BIND(?{chain[-1]} AS ?a) BIND({level + 1} AS ?level) }}")
+        return out
+
+    def absorb(self, rows: Sequence[StoreRow], nodes: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]],
+                levels: int) -> set[Node]:
+        """Keep the edges :meth:`chains` found from ``nodes`` (a blank node's are never asked:
+        it cannot be written in a query); returns the nodes reached at ``levels`` steps whose
+        edges are still to fetch."""
+        known = set(edges)  # expanded earlier in this question: their edges are here already
+        for n in nodes:
+            edges.setdefault(n, [])
+        found: set[tuple[Node, Node, ox.NamedNode]] = set()
+        inner: set[Node] = set()  # reached in fewer than ``levels`` steps: expanded by this query
+        last: set[Node] = set()
+        for r in rows:
+            a, b = r["a"], r["b"]
+            if a in known:
+                continue
+            found.add((a, b, r["g"]))  # type: ignore[arg-type]
+            (inner if r["level"].value != str(levels) else last).add(b)  # type: ignore[union-attr, arg-type]
+        for n in inner:
+            edges.setdefault(n, [])
+        for a, b, g in found:
+            edges.setdefault(a, []).append((b, g))
+        for n in edges:
+            edges[n].sort(key=lambda e: (str(e[0]), str(e[1])))
+        return {n for n in last if n not in edges}
+
+    def chained(self, a: Premise, init: dict[str, Node], closure: Closure, forward: bool, start: str,
+                at_nodes: list[tuple[Premise, dict[str, Node | None]]]) -> Chain:
+        """A rule body's start in one query, planned by the engine (``Engine._chained``): lookup
+        ``a`` under ``init``; the closure's edges up to :data:`CLOSURE_LEVELS` levels from the
+        nodes ``a`` binds to ``start`` (as :meth:`expand` fetches them); and at every node they
+        reach, each of ``at_nodes``' lookups (a premise and its given variables, None: the node).
+        Returns the pattern and what keeps its solutions in the caches the body then reads."""
+        levels, pred = CLOSURE_LEVELS, closure.predicate
+        cols_a = sorted(v for v in a.vars() if v in init)
+        key_a = tuple(init[c] for c in cols_a)
+        values = values_block(cols_a, [key_a]) or ""
+        head = f"{values} {self.pattern(a, 'ga')} FILTER(!isBlank(?v_{start}))"
+        parts = [f"{{ {values} {self.pattern(a, 'ga')} BIND(-1 AS ?part) }}"]
+        parts += [f"{{ {branch[2:-2]} BIND(-2 AS ?part) }}"
+                  for branch in self.chains(pred, forward, head, levels, f"v_{start}")]
+        for j, (q, given) in enumerate(at_nodes):
+            for depth in range(closure.min_len, levels + 1):
+                chain = [f"v_{start}", *(f"v__m{i}" for i in range(1, depth + 1))]
+                hops = " ".join(self.step(pred, forward, chain[i], chain[i + 1], f"h{i}") for i in range(depth))
+                at = Var(chain[-1].removeprefix("v_"))
+                names: dict[str, object] = {x: at if v is None else v for x, v in given.items()}
+                names |= {v: Var(f"s{j}_{v}") for v in q.vars() - set(given)}
+                parts.append(f"{{ {head} {hops} {self.pattern(_renamed(q, names), f'gs{j}')} "
+                             f"BIND({at} AS ?v__node) BIND({j} AS ?part) }}")
+
+        def keep(rows: list[StoreRow]) -> None:
+            part: dict[int, list[StoreRow]] = {}
+            for r in rows:
+                part.setdefault(int(r["part"].value), []).append(r)  # type: ignore[union-attr]
+            found_a: dict[tuple[Node, ...], list[Match]] = {}
+            for r in part.get(-1, []):
+                new = {v: r[f"v_{v}"] for v in sorted(a.vars() - set(init))}
+                fact = Fact(ground(a, {**init, **new}), r["ga"])  # type: ignore[arg-type, dict-item]
+                found_a.setdefault(key_a, []).append((new, ((a.index, fact),)))  # type: ignore[arg-type]
+            self.remember(a, cols_a, [key_a], found_a)
+            starts = {r[f"v_{start}"] for r in part.get(-1, [])}
+            edges = self.edges.setdefault((pred.value, forward), {})
+            if starts & set(edges):
+                return  # walked already in this question: the body reads those edges
+            self.absorb(part.get(-2, []), starts, edges, levels)  # type: ignore[arg-type]
+            reached = sorted({n for s0 in starts for n in reach(s0, edges, closure.min_len)}, key=str)  # type: ignore[arg-type]
+            for j, (q, given) in enumerate(at_nodes):
+                cols = sorted(v for v in q.vars() if v in given)
+                outs = sorted(q.vars() - set(given))
+                found: dict[tuple[Node, ...], list[Match]] = {}
+                kept: set[tuple[object, ...]] = set()
+                for r in part.get(j, []):
+                    vals = {x: r["v__node"] if v is None else v for x, v in given.items()}
+                    key = tuple(vals[x] for x in cols)
+                    new = {v: r[f"v_s{j}_{v}"] for v in outs}
+                    seen = (key, tuple(new.items()), r[f"gs{j}"])
+                    if seen in kept or any(isinstance(t, ox.BlankNode) for t in key):
+                        continue  # reached by several chains; or a key a query could not have written
+                    kept.add(seen)
+                    fact = Fact(ground(q, {**vals, **new}), r[f"gs{j}"])  # type: ignore[arg-type, dict-item]
+                    found.setdefault(key, []).append((new, ((q.index, fact),)))  # type: ignore[arg-type]
+                keys = [tuple(n if given[x] is None else given[x] for x in cols) for n in reached]
+                self.remember(q, cols, keys, found)  # type: ignore[arg-type]
+
+        return "{ " + " UNION ".join(parts) + " }", keep
+
+
+def _renamed(p: Premise, names: dict[str, object]) -> Premise:
+    """``p`` with some variables replaced (by a value or another variable), for a chained query."""
+    def term(t: object) -> object:
+        return names.get(t.name, t) if isinstance(t, Var) else t
+
+    return Premise(term(p.s), term(p.p), term(p.o), p.index)  # type: ignore[arg-type]
