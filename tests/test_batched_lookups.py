@@ -22,7 +22,7 @@ from workbench.service import Workbench
 def _solve_all(store: object, ruleset: object, nodes: list[ox.NamedNode], preds: list[ox.NamedNode],
                levels: int = 1) -> tuple[dict[str, object], int]:
     """Every question about the graph; ``levels`` > 1 as over a network (closures several levels
-    a query, a body that starts lookup -> closure -> lookup fetched whole)."""
+    a query)."""
     out: dict[str, object] = {}
     queries = 0
     for node in nodes:
@@ -44,13 +44,13 @@ def test_batched_lookups_answer_as_one_lookup_a_query(content: frozenset[ox.Trip
     store = scratch(sorted(graph, key=str))
     nodes, preds = subjects(graph), concludable(ruleset)
     batched, fewer = _solve_all(store, ruleset, nodes, preds)
-    chained, fewest = _solve_all(store, ruleset, nodes, preds, levels=CLOSURE_LEVELS)
+    networked, _ = _solve_all(store, ruleset, nodes, preds, levels=CLOSURE_LEVELS)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Engine, "_prefetch", lambda self, premise, rows, parent: None)
         single, more = _solve_all(store, ruleset, nodes, preds)
         walked, _ = _solve_all(store, ruleset, nodes, preds, levels=CLOSURE_LEVELS)
     assert batched == single
-    assert chained == walked == single
+    assert networked == walked == single
     assert fewer <= more
 
 

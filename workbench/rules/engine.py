@@ -32,7 +32,7 @@ written anywhere. Each solution's bindings instantiate the premises: that is the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import pyoxigraph as ox
 
@@ -46,7 +46,7 @@ from workbench.rules.bindings import (
     unify,
 )
 from workbench.rules.proof import Fact, Result, Row, Step, Triple, better
-from workbench.rules.reads import Chain, Reads
+from workbench.rules.reads import Reads
 from workbench.store import Store
 from workbench.store.base import Row as StoreRow
 from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Rule, RuleSet, Var
@@ -244,66 +244,26 @@ class Engine:
                 wanted.append((p, cols, missing))
 
         want(premise, [r.vals for r in rows])
-        chains: list[tuple[str, Callable[[list[StoreRow]], None]]] = []
         for rule in self._concluding(parent, premise):
             for head in rule.head:
                 inits = [i for i in (unify(head, premise, r.vals) for r in rows) if i is not None]
-                # Over a network only, as closures four levels a query: in-process the larger
-                # query costs more than the calls it saves (measured: docs/benchmarks.md).
-                chained = self._chained(rule, inits[0]) if len(inits) == 1 and self.closure_levels > 1 else None
-                first = self._first(rule, set(inits[0])) if inits and chained is None else None
-                if chained is not None:
-                    chains.append(chained)
-                elif first is not None:
+                first = self._first(rule, set(inits[0])) if inits else None
+                if first is not None:
                     want(first, inits)
-        if len(wanted) + len(chains) + len(self.reads.rides) > 1:
-            self.reads.fetch(wanted, chains)
+        if len(wanted) + len(self.reads.rides) > 1:
+            self.reads.fetch(wanted)
 
-    def _chained(self, rule: Rule, init: dict[str, Node]) -> Chain | None:
-        """For a rule body that starts with a lone lookup A, then a closure from what A binds,
-        then a lone lookup B at the closure's end (inherit-kind: X's kinds, the kinds above them,
-        what those have, and their own kinds for B's sub-goals), the plan for one query
-        (:meth:`Reads.chained`); None when the body starts otherwise or a sub-goal's first
-        lookup cannot be told before the query."""
-        bound = set(init)
-        a = self._first(rule, bound)
-        if a is None or self.max_depth <= self._depth or any(isinstance(v, ox.BlankNode) for v in init.values()):
+    def _first(self, rule: Rule, bound: set[str]) -> Premise | None:
+        """The premise ``_body`` evaluates first from these bindings, when it is a lone lookup (a
+        premise a rule concludes, or one that joins no other; no filter yet ready: see ``_body``)."""
+        if not rule.body:
             return None
-        rest = [p for p in rule.body if p is not a]
-        after_a = bound | a.vars()
-        c = self._next(rule, rest, after_a)
-        if c is None or not isinstance(c.p, Closure):
-            return None
-        forward = not isinstance(c.s, Var) or c.s.name in after_a
-        start, end = (c.s, c.o) if forward else (c.o, c.s)
-        if not (isinstance(start, Var) and start.name in a.vars() - bound and isinstance(end, Var)
-                and end.name not in after_a):
-            return None
-        b = self._first(rule, after_a | {end.name}, [p for p in rest if p is not c])
-        if b is None or not {v for v in b.vars() if v in after_a} <= bound:
-            return None  # B joins what A bound beyond the closure: not a lookup at each node alone
-        given_b: dict[str, Node | None] = {v: None if v == end.name else init[v] for v in b.vars()
-                                           if v in bound | {end.name}}
-        subs = self._sub_firsts(rule, b, init, end.name)
-        if subs is None:
-            return None
-        return self.reads.chained(a, init, c.p, forward, start.name, [(b, given_b), *subs])
-
-    def _next(self, rule: Rule, todo: Sequence[Premise], bound: set[str]) -> Premise | None:
-        """The premise ``_body`` evaluates next of ``todo`` from these bindings."""
-        return max(todo, key=lambda p: (bound_score(p, bound, self._derivable(rule, p)), -p.index)) if todo else None
-
-    def _first(self, rule: Rule, bound: set[str], todo: Sequence[Premise] | None = None) -> Premise | None:
-        """The premise ``_body`` evaluates first (of ``todo``, default the body) from these
-        bindings, when it is a lone lookup (a premise a rule concludes, or one that joins no
-        other; no filter yet ready: see ``_body``)."""
-        todo = rule.body if todo is None else todo
-        first = self._next(rule, todo, bound)
-        if first is None or isinstance(first.p, Closure):
+        first = max(rule.body, key=lambda p: (bound_score(p, bound, self._derivable(rule, p)), -p.index))
+        if isinstance(first.p, Closure):
             return None
         if not self._derivable(rule, first) and any(
                 not isinstance(o.p, Closure) and not self._derivable(rule, o) and o.vars() & (bound | first.vars())
-                for o in todo if o is not first):
+                for o in rule.body if o is not first):
             return None  # pushed down with the premises it joins, in one query of its own
         known = bound | first.vars()
         domain = {f.domain[0] for f in rule.filters if f.domain and f.domain[0] in bound}  # applied in Python
@@ -311,39 +271,6 @@ class Engine:
         if [f for f in [*filters, *rule.absences] if f.vars <= known]:
             return None
         return first
-
-    def _sub_firsts(self, rule: Rule, b: Premise, init: dict[str, Node],
-                    end: str) -> list[tuple[Premise, dict[str, Node | None]]] | None:
-        """The first lone lookup of each sub-goal premise ``b`` makes at a node the closure reaches
-        (``end``), with the sub-goal's bindings (None: the node); None when one cannot be told
-        before the query."""
-        out: list[tuple[Premise, dict[str, Node | None]]] = []
-        if not self._derivable(rule, b):
-            return out
-        node = Var(end)
-        for r2 in self._concluding(rule, b):
-            for h2 in r2.head:
-                given: dict[str, Node | None] = {}
-                fits = True
-                for h, t in zip((h2.s, h2.p, h2.o), (b.s, b.p, b.o), strict=True):
-                    value = None if t == node else init.get(t.name) if isinstance(t, Var) else t
-                    if value is None and t != node:
-                        continue  # unbound in B: no binding for the sub-goal (as unify)
-                    if not isinstance(h, Var):
-                        if t == node:
-                            return None  # a constant where the node goes: which nodes fit is the body's to find
-                        fits = fits and h == value
-                    elif h.name in given and given[h.name] != value:
-                        return None
-                    else:
-                        given[h.name] = value  # type: ignore[assignment]
-                if not fits:
-                    continue
-                first = self._first(r2, set(given))
-                if first is None:
-                    return None
-                out.append((first, given))
-        return out
 
     # ------------------------------------------------------------------ sub-goals
 

@@ -6,7 +6,6 @@ lookups batched into one query, and a caller's own patterns sent along with them
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 
 import pyoxigraph as ox
@@ -23,7 +22,6 @@ from workbench.vocab import PREFIXES
 MAX_CLOSURE = 64
 CLOSURE_LEVELS = 4  # levels of a closure walked in one query over a network (a chain of joins per level)
 Lookup = tuple[Premise, list[str], list[tuple[Node, ...]]]  # a lone premise, its bound columns, their values
-Chain = tuple[str, Callable[[list[StoreRow]], None]]  # a pattern sent with a batch, and what keeps its rows
 
 
 class Reads:
@@ -99,10 +97,9 @@ class Reads:
                 for new, ((_, fact),) in found.get(k, [])
             ]
 
-    def fetch(self, wanted: list[tuple[Premise, list[str], list[tuple[Node, ...]]]],
-               chains: Sequence[tuple[str, Callable[[list[StoreRow]], None]]] = ()) -> None:
+    def fetch(self, wanted: list[Lookup]) -> None:
         """Several lone lookups in one query (a union, a branch each), into the lookup cache,
-        with the callers' rides and the chained bodies (each a pattern and what keeps its rows)."""
+        with the callers' rides (:meth:`ride`)."""
         branches, parts = [], []
         for i, (p, cols, keys) in enumerate(wanted):
             values = values_block(cols, keys)
@@ -112,19 +109,18 @@ class Reads:
             branches.append(f"{{ {values} {self.pattern(p, 'g0')} BIND({i} AS ?lookup) }}")
             parts.append((i, outs))
         rides, self.rides = self.rides, {}
-        extra: list[tuple[str, Callable[[list[StoreRow]], None]]] = [
-            *((pattern, functools.partial(self.ridden.__setitem__, k)) for k, pattern in rides.items()), *chains]
-        branches += [f"{{ {pattern} BIND({-1 - j} AS ?lookup) }}" for j, (pattern, _) in enumerate(extra)]
+        branches += [f"{{ {pattern} BIND({-1 - k} AS ?lookup) }}" for k, pattern in rides.items()]
         if not branches:
             return
         self.queries += 1
         found: dict[int, dict[tuple[Node, ...], list[Match]]] = {i: {} for i, _ in parts}
         outs_of = dict(parts)
-        got: list[list[StoreRow]] = [[] for _ in extra]
+        for k in rides:
+            self.ridden[k] = []
         for sol in self.store.select(PREFIXES + f"SELECT * WHERE {{ {' UNION '.join(branches)} }}"):
             i = int(sol["lookup"].value)  # type: ignore[union-attr]
             if i < 0:
-                got[-1 - i].append(sol)
+                self.ridden[-1 - i].append(sol)
                 continue
             p, cols, _ = wanted[i]
             key = tuple(sol[f"v_{c}"] for c in cols)
@@ -134,8 +130,6 @@ class Reads:
         for i, _ in parts:
             p, cols, keys = wanted[i]
             self.remember(p, cols, keys, found[i])
-        for (_, keep), rows in zip(extra, got, strict=True):
-            keep(rows)
 
     def query(
         self,
@@ -267,13 +261,12 @@ class Reads:
         hop = f"?{a} {pred} ?{b}" if forward else f"?{b} {pred} ?{a}"
         return f"GRAPH ?{g} {{ {hop} }} GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}"
 
-    def chains(self, pred: ox.NamedNode, forward: bool, starts: str, levels: int, first: str = "s") -> list[str]:
+    def chains(self, pred: ox.NamedNode, forward: bool, starts: str, levels: int) -> list[str]:
         """A union's branches, one a level: the edges (?a ?b ?g) at ``level`` steps from the nodes
-        ``starts`` binds to ``?first`` (named so, not bound to it: the engine would evaluate the
-        chain on its own and join)."""
+        ``starts`` binds to ?s."""
         out = []
         for level in range(levels):
-            chain = [first, *(f"m{i}" for i in range(1, level + 1))]
+            chain = ["s", *(f"m{i}" for i in range(1, level + 1))]
             hops = " ".join(self.step(pred, forward, chain[i], chain[i + 1], f"h{i}") for i in range(level))
             out.append(f"{{ {starts} {hops} {self.step(pred, forward, chain[-1], 'b', 'g')} "
                        f"BIND(?{chain[-1]} AS ?a) BIND({level + 1} AS ?level) }}")
@@ -303,72 +296,3 @@ class Reads:
         for n in edges:
             edges[n].sort(key=lambda e: (str(e[0]), str(e[1])))
         return {n for n in last if n not in edges}
-
-    def chained(self, a: Premise, init: dict[str, Node], closure: Closure, forward: bool, start: str,
-                at_nodes: list[tuple[Premise, dict[str, Node | None]]]) -> Chain:
-        """A rule body's start in one query, planned by the engine (``Engine._chained``): lookup
-        ``a`` under ``init``; the closure's edges up to :data:`CLOSURE_LEVELS` levels from the
-        nodes ``a`` binds to ``start`` (as :meth:`expand` fetches them); and at every node they
-        reach, each of ``at_nodes``' lookups (a premise and its given variables, None: the node).
-        Returns the pattern and what keeps its solutions in the caches the body then reads."""
-        levels, pred = CLOSURE_LEVELS, closure.predicate
-        cols_a = sorted(v for v in a.vars() if v in init)
-        key_a = tuple(init[c] for c in cols_a)
-        values = values_block(cols_a, [key_a]) or ""
-        head = f"{values} {self.pattern(a, 'ga')} FILTER(!isBlank(?v_{start}))"
-        parts = [f"{{ {values} {self.pattern(a, 'ga')} BIND(-1 AS ?part) }}"]
-        parts += [f"{{ {branch[2:-2]} BIND(-2 AS ?part) }}"
-                  for branch in self.chains(pred, forward, head, levels, f"v_{start}")]
-        for j, (q, given) in enumerate(at_nodes):
-            for depth in range(closure.min_len, levels + 1):
-                chain = [f"v_{start}", *(f"v__m{i}" for i in range(1, depth + 1))]
-                hops = " ".join(self.step(pred, forward, chain[i], chain[i + 1], f"h{i}") for i in range(depth))
-                at = Var(chain[-1].removeprefix("v_"))
-                names: dict[str, object] = {x: at if v is None else v for x, v in given.items()}
-                names |= {v: Var(f"s{j}_{v}") for v in q.vars() - set(given)}
-                parts.append(f"{{ {head} {hops} {self.pattern(_renamed(q, names), f'gs{j}')} "
-                             f"BIND({at} AS ?v__node) BIND({j} AS ?part) }}")
-
-        def keep(rows: list[StoreRow]) -> None:
-            part: dict[int, list[StoreRow]] = {}
-            for r in rows:
-                part.setdefault(int(r["part"].value), []).append(r)  # type: ignore[union-attr]
-            found_a: dict[tuple[Node, ...], list[Match]] = {}
-            for r in part.get(-1, []):
-                new = {v: r[f"v_{v}"] for v in sorted(a.vars() - set(init))}
-                fact = Fact(ground(a, {**init, **new}), r["ga"])  # type: ignore[arg-type, dict-item]
-                found_a.setdefault(key_a, []).append((new, ((a.index, fact),)))  # type: ignore[arg-type]
-            self.remember(a, cols_a, [key_a], found_a)
-            starts = {r[f"v_{start}"] for r in part.get(-1, [])}
-            edges = self.edges.setdefault((pred.value, forward), {})
-            if starts & set(edges):
-                return  # walked already in this question: the body reads those edges
-            self.absorb(part.get(-2, []), starts, edges, levels)  # type: ignore[arg-type]
-            reached = sorted({n for s0 in starts for n in reach(s0, edges, closure.min_len)}, key=str)  # type: ignore[arg-type]
-            for j, (q, given) in enumerate(at_nodes):
-                cols = sorted(v for v in q.vars() if v in given)
-                outs = sorted(q.vars() - set(given))
-                found: dict[tuple[Node, ...], list[Match]] = {}
-                kept: set[tuple[object, ...]] = set()
-                for r in part.get(j, []):
-                    vals = {x: r["v__node"] if v is None else v for x, v in given.items()}
-                    key = tuple(vals[x] for x in cols)
-                    new = {v: r[f"v_s{j}_{v}"] for v in outs}
-                    seen = (key, tuple(new.items()), r[f"gs{j}"])
-                    if seen in kept or any(isinstance(t, ox.BlankNode) for t in key):
-                        continue  # reached by several chains; or a key a query could not have written
-                    kept.add(seen)
-                    fact = Fact(ground(q, {**vals, **new}), r[f"gs{j}"])  # type: ignore[arg-type, dict-item]
-                    found.setdefault(key, []).append((new, ((q.index, fact),)))  # type: ignore[arg-type]
-                keys = [tuple(n if given[x] is None else given[x] for x in cols) for n in reached]
-                self.remember(q, cols, keys, found)  # type: ignore[arg-type]
-
-        return "{ " + " UNION ".join(parts) + " }", keep
-
-
-def _renamed(p: Premise, names: dict[str, object]) -> Premise:
-    """``p`` with some variables replaced (by a value or another variable), for a chained query."""
-    def term(t: object) -> object:
-        return names.get(t.name, t) if isinstance(t, Var) else t
-
-    return Premise(term(p.s), term(p.p), term(p.o), p.index)  # type: ignore[arg-type]
