@@ -105,6 +105,25 @@ def test_examples_fill_the_box(ui: UiServer, monkeypatch: pytest.MonkeyPatch) ->
     assert at.text_area(key="sparql.text").value == EXAMPLES["The triples of one record"]
 
 
+def test_the_rules_conclusions_on_request(ui: UiServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same query without and with the rules' conclusions: derived needs only with them, in
+    the reserved graph; a download gives the same rows as the table."""
+    name = "What things need, recorded and derived (turn on the rules' conclusions)"
+    at = plain(ui, "vic", monkeypatch)
+    query(at, EXAMPLES[name])
+    [table] = [d.value for d in at.dataframe]
+    assert "urn:wb:graph:derived" not in set(table["graph"]) and len(table) > 0
+    at.toggle(key="sparql.reasoning").set_value(True).run()
+    query(at, EXAMPLES[name])
+    assert errors(at) == []
+    [table] = [d.value for d in at.dataframe]
+    derived = table[table["graph"] == "urn:wb:graph:derived"]
+    assert ("urn:wb:entity:my-car", "urn:wb:entity:gasoline") in set(zip(derived["thing"], derived["needs"], strict=True))
+    client = workbench.connect(ui.url, ui.tokens["vic"])
+    rows = json.loads(fetch(client, EXAMPLES[name], "json", True)())["results"]["bindings"]
+    assert len(rows) == len(table)
+
+
 def test_downloads_fetch_each_format(ui: UiServer) -> None:
     client = workbench.connect(ui.url, ui.tokens["vic"])
     select = EXAMPLES["Records by graph size"]

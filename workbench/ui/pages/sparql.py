@@ -5,7 +5,8 @@ Queries go to the server's ``/sparql`` as the signed-in user (``Client.sparql``)
 what that user may see, and only queries run here (updates are refused). The editor is
 streamlit-code-editor (Ace, with SPARQL highlighting; its scripts ship in the package, nothing
 is loaded from elsewhere); a plain text box does the same job. A syntax error names its line and
-column and points at the spot.
+column and points at the spot. "With the rules' conclusions" sends ``reasoning=true``: what the
+signed-off rules conclude for the query, in the graph ``<urn:wb:graph:derived>``, never stored.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ EXAMPLES = {
         "ASK { GRAPH ?g { <urn:wb:entity:my-car> ?p ?o } }"),
     "The triples of one record": (
         "CONSTRUCT { ?s ?p ?o }\nWHERE { GRAPH <urn:wb:record:m-car-1> { ?s ?p ?o } }"),
+    "What things need, recorded and derived (turn on the rules' conclusions)": (
+        "PREFIX wb: <https://w3id.org/workbench/ns#>\n\n"
+        "SELECT ?thing ?needs ?graph\nWHERE { GRAPH ?graph { ?thing wb:needs ?needs } }\nORDER BY ?graph ?thing"),
 }
 # Download formats by kind of result: (format Client.sparql takes, button label, file extension, MIME type);
 # graphs in the three formats people open (the endpoint also answers RDF/XML).
@@ -120,24 +124,26 @@ class Ran:
     query: str
     form: str  # "table" (SELECT, ASK) or "graph" (CONSTRUCT, DESCRIBE)
     data: bytes
+    reasoning: bool = False  # with the rules' conclusions (in <urn:wb:graph:derived>)
 
 
-def run(client: Client, query: str) -> Ran:
-    """Run ``query`` as JSON results, or as Turtle when it builds a graph."""
+def run(client: Client, query: str, reasoning: bool = False) -> Ran:
+    """Run ``query`` as JSON results, or as Turtle when it builds a graph (``reasoning``: with
+    the rules' conclusions)."""
     form = query_form(query)
     if form in ("CONSTRUCT", "DESCRIBE"):
-        return Ran(query, "graph", client.sparql(query, format="turtle"))
+        return Ran(query, "graph", client.sparql(query, format="turtle", reasoning=reasoning), reasoning)
     try:
-        return Ran(query, "table", client.sparql(query, format="json"))
+        return Ran(query, "table", client.sparql(query, format="json", reasoning=reasoning), reasoning)
     except WorkbenchError as exc:
         if form is None and "text/turtle" in exc.message:  # a graph after all (the server says so)
-            return Ran(query, "graph", client.sparql(query, format="turtle"))
+            return Ran(query, "graph", client.sparql(query, format="turtle", reasoning=reasoning), reasoning)
         raise
 
 
-def fetch(client: Client, query: str, fmt: str) -> Callable[[], bytes]:
+def fetch(client: Client, query: str, fmt: str, reasoning: bool = False) -> Callable[[], bytes]:
     """The answer in ``fmt``, fetched when the download is clicked."""
-    return lambda: client.sparql(query, format=fmt)
+    return lambda: client.sparql(query, format=fmt, reasoning=reasoning)
 
 
 def render() -> None:
@@ -153,6 +159,10 @@ def render() -> None:
     with right:
         plain = st.toggle("Plain text box", key=f"{KEY}.plain", help="A simple box instead of the editor with "
                           "syntax highlighting (for screen readers, or if the editor does not load).")
+    reasoning = st.toggle("With the rules' conclusions", key=f"{KEY}.reasoning",
+                          help="Also what the signed-off rules conclude for this query, computed now from what you "
+                          "may see and never stored: each in the graph <urn:wb:graph:derived>, with its rule, its "
+                          "records and a link to its proof.")
     if example != "—" and state.get(f"{KEY}.example.used") != example:
         state[f"{KEY}.example.used"] = example
         state[f"{KEY}.query"] = EXAMPLES[example]
@@ -163,7 +173,7 @@ def render() -> None:
         state[f"{KEY}.query"] = query
         state.pop(f"{KEY}.error", None)
         try:
-            state[f"{KEY}.ran"] = run(session.client(), query)
+            state[f"{KEY}.ran"] = run(session.client(), query, reasoning)
         except WorkbenchError as exc:
             state.pop(f"{KEY}.ran", None)
             state[f"{KEY}.error"] = exc
@@ -258,5 +268,5 @@ def _downloads(ran: Ran, formats: tuple[tuple[str, str, str, str], ...]) -> None
     client = session.client()
     for col, (fmt, label, ext, mime) in zip(cols, formats, strict=False):
         with col:
-            st.download_button(label, fetch(client, ran.query, fmt), file_name=f"results.{ext}", mime=mime,
-                               key=f"{KEY}.download.{fmt}", icon=":material/download:", on_click="ignore")
+            st.download_button(label, fetch(client, ran.query, fmt, ran.reasoning), file_name=f"results.{ext}",
+                               mime=mime, key=f"{KEY}.download.{fmt}", icon=":material/download:", on_click="ignore")
