@@ -39,6 +39,7 @@ SERVICE_ONLY_PARAMETERS = {
     ("sparql", "named_graphs"): "the Protocol's named-graph-uri, sent by SPARQL clients to /sparql",
     ("sparql", "evaluate"): "how the server runs a checked query (its worker processes)",
     ("sparql", "proof_base"): "where the server's conclusions link to: its own /api/proof",
+    ("sparql", "deadline"): "the server's own request deadline, for the rules' conclusions",
 }
 
 

@@ -141,6 +141,21 @@ def test_refused_queries_compute_nothing(sample: Workbench) -> None:
         sample.sparql("SELECT * WHERE { GRAPH ?g { ?s ?p } }", reasoning=True)
 
 
+def test_past_its_deadline_the_reasoning_stops_and_changes_nothing(sample: Workbench) -> None:
+    """What the server passes (its request's deadline): computing conclusions stops at its next
+    query once past it, with a plain error; before it, the answer is whole."""
+    import time
+
+    from workbench.errors import StoreUnavailable
+
+    before = dump(sample.store)
+    with pytest.raises(StoreUnavailable, match="deadline"):
+        sample.sparql("SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }", reasoning=True, deadline=time.monotonic() - 1)
+    assert dump(sample.store) == before
+    assert _rows(sample.sparql(NEEDS, reasoning=True, deadline=time.monotonic() + 60)) == _rows(
+        sample.sparql(NEEDS, reasoning=True))
+
+
 def test_an_import_cannot_write_into_the_derived_graph(sample: Workbench, tmp_path: Path) -> None:
     before = dump(sample.store)
     file = tmp_path / "fake.trig"

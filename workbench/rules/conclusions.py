@@ -107,12 +107,13 @@ def goals_in(query: str, among: frozenset[ox.NamedNode]) -> Goals:
     return out
 
 
-def conclusions(store: Store, rules: RuleSet, goals: Goals | Iterable[ox.NamedNode]) -> list[tuple[Triple, Step]]:
+def conclusions(store: Store, rules: RuleSet, goals: Goals | Iterable[ox.NamedNode], *,
+                deadline: float | None = None) -> list[tuple[Triple, Step]]:
     """Every conclusion the rules draw over ``store`` for these goals (relations: of every
     subject) that is not recorded, with its proof, in a fixed order. One engine for all: sub-goals
-    are shared."""
+    are shared. Past ``deadline`` (``time.monotonic()``) it stops with StoreUnavailable."""
     wanted = goals if isinstance(goals, dict) else dict.fromkeys(goals)
-    engine = Engine(store, rules)
+    engine = Engine(store, rules, deadline=deadline)
     out: dict[Triple, Step] = {}
     for p in sorted(wanted, key=str):
         subjects = wanted[p]

@@ -61,12 +61,14 @@ class Engine:
     make one per question: it remembers lookups, closure edges and sub-goal answers (tables)
     for the question's lifetime, never longer."""
 
-    def __init__(self, store: Store, rules: RuleSet, *, as_of: str | None = None, max_depth: int = MAX_DEPTH) -> None:
+    def __init__(self, store: Store, rules: RuleSet, *, as_of: str | None = None, max_depth: int = MAX_DEPTH,
+                 deadline: float | None = None) -> None:
         self.store = store
         self.rules = rules
         self.as_of = as_of
         self.max_depth = max_depth
-        self.reads = Reads(store, as_of=as_of)  # lookups, closures' edges, batches: remembered here
+        # Lookups, closures' edges, batches: remembered here; no query past ``deadline`` (monotonic).
+        self.reads = Reads(store, as_of=as_of, deadline=deadline)
         self._incomplete = False
         # Tabling: each sub-goal (rule, conclusion, initial bindings) is solved once; a sub-goal
         # met again while in progress reads its table so far, and whatever read a table that

@@ -6,10 +6,12 @@ lookups batched into one query, and a caller's own patterns sent along with them
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 import pyoxigraph as ox
 
+from workbench.errors import StoreUnavailable
 from workbench.ids import META_GRAPH
 from workbench.records import effective
 from workbench.rules.bindings import dedupe, ground, reach, shape, value, values_block
@@ -28,9 +30,10 @@ class Reads:
     """What one question reads (see the module's note). ``queries`` counts the store calls;
     ``incomplete`` says a closure's walk was cut."""
 
-    def __init__(self, store: Store, *, as_of: str | None) -> None:
+    def __init__(self, store: Store, *, as_of: str | None, deadline: float | None = None) -> None:
         self.store = store
         self.as_of = as_of
+        self.deadline = deadline  # time.monotonic() past which no query is sent
         self.closure_levels = CLOSURE_LEVELS if store.capabilities.round_trips else 1
         self.queries = 0
         self.incomplete = False
@@ -38,6 +41,15 @@ class Reads:
         self.seen: dict[tuple[str, tuple[Node, ...]], list[tuple[tuple[Node, ...], Fact]]] = {}
         self.rides: dict[int, str] = {}  # group patterns to send with the next batched lookups
         self.ridden: dict[int, list[StoreRow]] = {}
+
+    def select(self, query: str) -> list[StoreRow]:
+        """The one door to the store: counted, and refused past the deadline (work a request no
+        longer waits for stops at its next query)."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise StoreUnavailable("the rules' conclusions were not done within the deadline; name the subject "
+                                   "or the relation in the query to reason over less")
+        self.queries += 1
+        return self.store.select(PREFIXES + query)
 
     def ride(self, pattern: str) -> Callable[[], list[StoreRow]]:
         """A query of the caller's (a group pattern) sent with the engine's next batched lookups,
@@ -48,8 +60,7 @@ class Reads:
 
         def solutions() -> list[StoreRow]:
             if key in self.rides:
-                self.queries += 1
-                self.ridden[key] = list(self.store.select(PREFIXES + f"SELECT * WHERE {{ {self.rides.pop(key)} }}"))
+                self.ridden[key] = self.select(f"SELECT * WHERE {{ {self.rides.pop(key)} }}")
             return self.ridden[key]
         return solutions
 
@@ -112,12 +123,11 @@ class Reads:
         branches += [f"{{ {pattern} BIND({-1 - k} AS ?lookup) }}" for k, pattern in rides.items()]
         if not branches:
             return
-        self.queries += 1
         found: dict[int, dict[tuple[Node, ...], list[Match]]] = {i: {} for i, _ in parts}
         outs_of = dict(parts)
         for k in rides:
             self.ridden[k] = []
-        for sol in self.store.select(PREFIXES + f"SELECT * WHERE {{ {' UNION '.join(branches)} }}"):
+        for sol in self.select(f"SELECT * WHERE {{ {' UNION '.join(branches)} }}"):
             i = int(sol["lookup"].value)  # type: ignore[union-attr]
             if i < 0:
                 self.ridden[-1 - i].append(sol)
@@ -146,9 +156,8 @@ class Reads:
         conditions = " ".join(self.condition(f, len(premises) + i) for i, f in enumerate(filters))
         outs = sorted(set().union(*(p.vars() for p in premises)) - set(cols))
         select = " ".join([*(f"?v_{v}" for v in cols + outs), *(f"?g{i}" for i in range(len(premises)))])
-        self.queries += 1
         out: dict[tuple[Node, ...], list[Match]] = {}
-        for sol in self.store.select(PREFIXES + f"SELECT {select} WHERE {{ {values} {patterns} {conditions} }}"):
+        for sol in self.select(f"SELECT {select} WHERE {{ {values} {patterns} {conditions} }}"):
             key = tuple(sol[f"v_{c}"] for c in cols)
             new = {v: sol[f"v_{v}"] for v in outs}
             both = {**dict(zip(cols, key, strict=True)), **new}
@@ -184,13 +193,9 @@ class Reads:
         if values is None:
             return []
         conditions = " ".join(self.condition(f, i) for i, f in enumerate(filters))
-        self.queries += 1
-        rows_ok = {
-            tuple(sol[f"v_{c}"] for c in used)
-            for sol in self.store.select(
-                PREFIXES + f"SELECT {' '.join(f'?v_{c}' for c in used)} WHERE {{ {values} {conditions} }}"
-            )
-        }
+        selected = " ".join(f"?v_{c}" for c in used)
+        rows_ok = {tuple(sol[f"v_{c}"] for c in used)
+                   for sol in self.select(f"SELECT {selected} WHERE {{ {values} {conditions} }}")}
         return [r for r in rows if tuple(r.vals[c] for c in used) in rows_ok]
 
     # ------------------------------------------------------------------ closures
@@ -252,8 +257,7 @@ class Reads:
         if not todo:
             return self.absorb([], nodes, edges, levels)
         branches = self.chains(pred, forward, f"VALUES ?s {{ {' '.join(str(n) for n in todo)} }}", levels)
-        self.queries += 1
-        rows = self.store.select(PREFIXES + f"SELECT DISTINCT ?level ?a ?b ?g WHERE {{ {' UNION '.join(branches)} }}")
+        rows = self.select(f"SELECT DISTINCT ?level ?a ?b ?g WHERE {{ {' UNION '.join(branches)} }}")
         return self.absorb(rows, nodes, edges, levels)
 
     def step(self, pred: ox.NamedNode, forward: bool, a: str, b: str, g: str) -> str:

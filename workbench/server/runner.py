@@ -128,6 +128,11 @@ class QueryRunner:
         finally:
             timer.cancel()
 
+    def deadline(self) -> float | None:
+        """The deadline (``time.monotonic()``) of the request this runner thread serves, if any:
+        for work that can stop itself (the rules' conclusions for a reasoning query)."""
+        return getattr(_current, "deadline", None)
+
     def evaluate(
         self,
         store: Store,

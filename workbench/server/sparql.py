@@ -153,7 +153,7 @@ class Endpoint:
             # evaluates it in a worker process it stops at the deadline, where it can.
             data = self.wb.seen_by(reader).sparql(text, format=fmt.name, default_graph=default, named_graphs=named,
                                                   evaluate=self.runner.evaluate, reasoning=asked.reasoning,
-                                                  proof_base=proof_base)
+                                                  proof_base=proof_base, deadline=self.runner.deadline())
             return data, _more_than(data, fmt.name, family is negotiation.GRAPHS, self.result_limit)
 
         try:

@@ -484,13 +484,13 @@ class Workbench:
 
     def sparql(self, query: str, *, format: str = "json", default_graph: Sequence[str] | None = None,
                named_graphs: Sequence[str] | None = None, evaluate: sparqlcheck.Evaluator | None = None,
-               reasoning: bool = False, proof_base: str | None = None) -> bytes:
-        """A query's answer as json, xml, csv, tsv (SELECT/ASK) or turtle, ntriples, jsonld, xml
-        (CONSTRUCT/DESCRIBE), over what this reader may see; ``default_graph`` / ``named_graphs``
-        as the Protocol's dataset parameters; ``reasoning``: with the rules' conclusions in graph urn:wb:graph:derived,
-        this query's only (:mod:`~workbench.service.reasoning`). Raises Unsupported, Invalid, ParseError."""
+               reasoning: bool = False, proof_base: str | None = None, deadline: float | None = None) -> bytes:
+        """A query's answer as json, xml, csv, tsv (SELECT/ASK) or turtle, ntriples, jsonld, xml (CONSTRUCT/DESCRIBE),
+        over what this reader may see; ``default_graph`` / ``named_graphs`` the Protocol's; ``reasoning``: with the
+        rules' conclusions (:mod:`~workbench.service.reasoning`), in graph urn:wb:graph:derived, not past ``deadline``
+        (monotonic). Raises Unsupported, Invalid, ParseError, StoreUnavailable (the deadline)."""
         return reasoned.sparql(self, query, format=format, default_graph=default_graph, named_graphs=named_graphs,
-                               evaluate=evaluate, reasoning=reasoning, proof_base=proof_base)
+                               evaluate=evaluate, reasoning=reasoning, proof_base=proof_base, deadline=deadline)
 
     def proof(self, subject: str, relation: str, obj: str | None = None) -> Answer:
         """Whether ``subject relation obj`` (IRIs) holds, with its proof: a conclusion's ``wb:proof``."""

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def sparql(wb: Workbench, query: str, *, format: str, default_graph: Sequence[str] | None,
            named_graphs: Sequence[str] | None, evaluate: sparqlcheck.Evaluator | None, reasoning: bool,
-           proof_base: str | None) -> bytes:
+           proof_base: str | None, deadline: float | None = None) -> bytes:
     """See :meth:`Workbench.sparql`. With ``reasoning``: over the reader's view with the rules'
     conclusions for the query's relations in :data:`~workbench.ids.DERIVED_GRAPH`, the query
     checked before anything is computed."""
@@ -32,20 +32,21 @@ def sparql(wb: Workbench, query: str, *, format: str, default_graph: Sequence[st
         return sparqlcheck.answer(wb._readable(wb.reader), query, format=format, default_graph=default_graph,
                                   named_graphs=named_graphs, runner=evaluate)
     return _reasoned(wb, query, format=format, default_graph=default_graph, named_graphs=named_graphs,
-                     evaluate=evaluate, proof_base=proof_base)
+                     evaluate=evaluate, proof_base=proof_base, deadline=deadline)
 
 
 @one_read
 def _reasoned(wb: Workbench, query: str, *, format: str, default_graph: Sequence[str] | None,
               named_graphs: Sequence[str] | None, evaluate: sparqlcheck.Evaluator | None,
-              proof_base: str | None) -> bytes:
+              proof_base: str | None, deadline: float | None) -> bytes:
     if sparqlcheck.query_form(query) in sparqlcheck.UPDATE_FORMS:
         raise Unsupported("SPARQL Update is not accepted here; change the store through imports and commands")
     sparqlcheck.check_query(query)
     readable = wb._readable(wb.reader)
     view = readable if isinstance(readable, ViewStore) else wb._shared.views().view(EVERYONE)
     rules = wb.rules
-    found = conclusions.conclusions(view, rules, conclusions.goals_in(query, conclusions.concluded(rules)))
+    goals = conclusions.goals_in(query, conclusions.concluded(rules))
+    found = conclusions.conclusions(view, rules, goals, deadline=deadline)
     store = with_quads(view, conclusions.quads(found, proof_base=proof_base)) if found else view
     return sparqlcheck.answer(store, query, format=format, default_graph=default_graph, named_graphs=named_graphs,
                               runner=evaluate)
