@@ -230,15 +230,20 @@ class Reads:
         lose the edges' records, and pyoxigraph walks ``GRAPH ?g { p+ }`` over every graph);
         edges are remembered for the question."""
         edges = self.edges.setdefault((predicate.value, forward), {})
-        frontier = {s for s in starts if s not in edges}
-        depth = 0
-        while frontier:
+        while True:
+            # Level by level from these starts, through edges known already (an earlier walk's)
+            # as through new ones: the nearest nodes whose edges are still to fetch go next, and
+            # nothing further than MAX_CLOSURE is fetched, however many levels a query takes.
+            depth_of = _depths(starts, edges)
+            todo = {n: d for n, d in depth_of.items() if n not in edges}
+            if not todo:
+                break
+            depth = min(todo.values())
             if depth >= MAX_CLOSURE:
                 self.incomplete = True
                 break
             levels = min(self.closure_levels, MAX_CLOSURE - depth)
-            depth += levels
-            frontier = self.expand(predicate, forward, frontier, edges, levels)
+            self.expand(predicate, forward, {n for n, d in todo.items() if d == depth}, edges, levels)
         return {
             s: {
                 end: [Fact((a, predicate, b) if forward else (b, predicate, a), g) for a, b, g in chain]
@@ -300,3 +305,19 @@ class Reads:
         for n in edges:
             edges[n].sort(key=lambda e: (str(e[0]), str(e[1])))
         return {n for n in last if n not in edges}
+
+
+def _depths(starts: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]]) -> dict[Node, int]:
+    """How many known edges each node is from the nearest start (breadth first; a node whose
+    edges are not fetched yet ends its paths)."""
+    depth_of = dict.fromkeys(starts, 0)
+    level = list(starts)
+    while level:
+        nxt = []
+        for node in level:
+            for b, _ in edges.get(node, ()):
+                if b not in depth_of:
+                    depth_of[b] = depth_of[node] + 1
+                    nxt.append(b)
+        level = nxt
+    return depth_of
