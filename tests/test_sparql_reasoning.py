@@ -89,6 +89,16 @@ def test_each_conclusion_names_its_rule_records_and_proof(sample: Workbench) -> 
     assert {r[4] for r in _rows(sample.sparql(DESCRIBED, reasoning=True))} == {""}
 
 
+def test_proof_links_alone_are_found(sample: Workbench) -> None:
+    query = ("PREFIX wb: <https://w3id.org/workbench/ns#> SELECT ?p WHERE { GRAPH <urn:wb:graph:derived> "
+             "{ ?c wb:proof ?p } }")
+    links = _rows(sample.sparql(query, reasoning=True, proof_base="http://example.org/api/proof"))
+    assert len(links) == len(_rows(sample.sparql("PREFIX wb: <https://w3id.org/workbench/ns#> SELECT ?s ?p ?o WHERE "
+                                                 "{ GRAPH <urn:wb:graph:derived> { ?s ?p ?o FILTER(?p != wb:proof) "
+                                                 "FILTER NOT EXISTS { ?s a wb:Conclusion } } }", reasoning=True)))
+    assert links
+
+
 def test_a_conclusion_is_named_by_its_triple() -> None:
     t = (ox.NamedNode(E + "a"), WB.needs, ox.NamedNode(E + "b"))
     assert conclusion_iri(t) == conclusion_iri(t)
@@ -105,6 +115,11 @@ def test_a_conclusion_is_named_by_its_triple() -> None:
     ("PREFIX wb: <https://w3id.org/workbench/ns#> SELECT * WHERE { { SELECT ?s WHERE { GRAPH ?g { ?s wb:needs ?o } } }"
      " FILTER NOT EXISTS { GRAPH ?h { ?s a ?k } } }", {"needs", "type"}),
     ("SELECT * WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 1 OFFSET", "all"),  # rdflib cannot read it: everything
+    # the conclusions' descriptions with no relation named: every relation's (found in the last check)
+    ("PREFIX wb: <https://w3id.org/workbench/ns#> SELECT ?p WHERE { GRAPH <urn:wb:graph:derived> { ?c wb:proof ?p } }",
+     "all"),
+    ("PREFIX wb: <https://w3id.org/workbench/ns#> SELECT ?c WHERE { GRAPH ?g { ?c a wb:Conclusion } }", "all"),
+    (DESCRIBED, {"needs"}),  # a relation named: its descriptions only
 ])
 def test_relations_a_query_could_match(sample: Workbench, query: str, expected: object) -> None:
     among = concluded(sample.rules)

@@ -31,6 +31,10 @@ from workbench.values.rules import RuleSet, Var
 from workbench.vocab import PROV, RDF, WB
 
 CONCLUSION_PREFIX = "urn:wb:conclusion:"
+# What a conclusion's description says of it (see quads): a query reading only these reasons over
+# every relation, since it names none.
+DESCRIBING = frozenset(t.value for t in (RDF.subject, RDF.predicate, RDF.object, WB.byRule, WB.proof))
+RDF_TYPE, CONCLUSION = RDF.type.value, WB.Conclusion.value
 
 
 def concluded(rules: RuleSet) -> frozenset[ox.NamedNode]:
@@ -70,21 +74,25 @@ def goals_in(query: str, among: frozenset[ox.NamedNode]) -> Goals:
     except Exception:
         return everything
     asked: dict[str, set[str] | None] = {}
+    describes: list[str] = []
 
     def visit(node: object) -> bool:  # False: a pattern could match any relation
         if isinstance(node, dict):
             # BGP: translated patterns; TriplesBlock: those rdflib leaves untranslated (NOT EXISTS)
             if getattr(node, "name", None) in ("BGP", "TriplesBlock") and not all(
-                    pattern(t[0], t[1]) for t in node.get("triples") or ()):
+                    pattern(t[0], t[1], t[2]) for t in node.get("triples") or ()):
                 return False
             return all(visit(v) for v in node.values())
         if isinstance(node, list | tuple):
             return all(visit(v) for v in node)
         return True
 
-    def pattern(s: object, p: object) -> bool:
+    def pattern(s: object, p: object, o: object = None) -> bool:
         if isinstance(p, Variable | NegatedPath):
             return False
+        if isinstance(p, URIRef) and (str(p) in DESCRIBING or (str(p) == RDF_TYPE and str(o) == CONCLUSION)):
+            describes.append(str(p))  # reads the conclusions' descriptions, not a relation
+            return True
         if isinstance(p, URIRef):
             known = asked.setdefault(str(p), set())
             if known is not None and isinstance(s, URIRef):
@@ -97,8 +105,8 @@ def goals_in(query: str, among: frozenset[ox.NamedNode]) -> Goals:
                        if x is not None)
         return False  # a form not read here (an untranslated path): any relation
 
-    if not visit(algebra):
-        return everything
+    if not visit(algebra) or (describes and not {p.value for p in among} & set(asked)):
+        return everything  # any relation's conclusions, or their descriptions with no relation named
     out: Goals = {}
     for p in among:
         if p.value in asked:
