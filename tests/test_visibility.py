@@ -72,10 +72,17 @@ EMBEDDED_ONLY: dict[str, Probe] = {
     "guess report": lambda wb: {k: v for k, v in wb.guess_report().items()
                                 if k not in ("fingerprint", "version", "trained_at", "seconds")},
     "history probe": lambda wb: wb.history("p-van-1"),
+    "proof link": lambda wb: _PROOF(wb),
     # what the rules conclude for SPARQL tools, and the conclusions' descriptions (rules, records)
     "sparql reasoning": lambda wb: json.loads(wb.sparql(
         "SELECT ?s ?p ?o WHERE { GRAPH <urn:wb:graph:derived> { ?s ?p ?o } } ORDER BY ?s ?p ?o", reasoning=True)),
 }
+# A conclusion's proof link asked by IRI: it echoes the IRI (not a leak), so compared A with B only.
+def _PROOF(wb: Any) -> Any:  # noqa: N802
+    return wb.proof("urn:wb:entity:secret-van-61aa3dfc",  # minted for a restricted record
+                    "https://w3id.org/workbench/ns#needs", "urn:wb:entity:gasoline")
+
+
 _RANDOM = re.compile(r"urn:wb:activity:[^\"'\s>]+|\"quads\": \d+")
 
 
@@ -231,6 +238,17 @@ def test_over_the_json_api(servers: tuple[Server, Server], pair: Pair, name: str
     fam = _outcome(PROBES[name], workbench.connect(root_a, pair.tokens["fam"]))
     if name not in ("stats", "recall first person", "derived for me"):
         assert _leaks(fam), "the family member sees the private records"
+
+
+def test_a_proof_link_over_the_json_api(servers: tuple[Server, Server], pair: Pair) -> None:
+    """GET /api/proof for a conclusion resting on a hidden record: an outsider gets what a store
+    that never held it says; the family gets the proof with the record."""
+    a, b = servers
+    bob_a = workbench.connect(a.url.removesuffix("/sparql"), pair.tokens["bob"])
+    bob_b = workbench.connect(b.url.removesuffix("/sparql"), pair.tokens_b["bob"])
+    assert _outcome(_PROOF, bob_a) == _outcome(_PROOF, bob_b)
+    fam = workbench.connect(a.url.removesuffix("/sparql"), pair.tokens["fam"])
+    assert "p-van-1" in _outcome(_PROOF, fam)
 
 
 @pytest.mark.parametrize("call", [
