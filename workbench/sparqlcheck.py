@@ -438,15 +438,21 @@ def evaluate(
                                                 named_graphs=named_graphs))
 
 
-def answer(store: Store, query: str, *, format: str = "json", default_graph: Sequence[str] | None = None,
-           named_graphs: Sequence[str] | None = None, runner: Evaluator | None = None) -> bytes:
-    """A read-only query's answer from ``store``, serialised as ``format`` (:mod:`workbench.formats`),
-    after :func:`check_query`; ``default_graph`` / ``named_graphs`` are graph IRIs, as the
-    Protocol's ``default-graph-uri`` / ``named-graph-uri``; ``runner`` runs it (default
-    :func:`evaluate`). See :meth:`Workbench.sparql`."""
+def read_only(query: str) -> None:
+    """Refuse an update (Unsupported) or a query :func:`check_query` refuses (Invalid)."""
     if query_form(query) in UPDATE_FORMS:  # friendlier than the parser's word
         raise Unsupported("SPARQL Update is not accepted here; change the store through imports and commands")
     check_query(query)
+
+
+def answer(store: Store, query: str, *, format: str = "json", default_graph: Sequence[str] | None = None,
+           named_graphs: Sequence[str] | None = None, runner: Evaluator | None = None, checked: bool = False) -> bytes:
+    """A read-only query's answer from ``store``, serialised as ``format`` (:mod:`workbench.formats`),
+    after :func:`read_only` (unless the caller ``checked`` already); ``default_graph`` /
+    ``named_graphs`` are graph IRIs, as the Protocol's ``default-graph-uri`` / ``named-graph-uri``;
+    ``runner`` runs it (default :func:`evaluate`). See :meth:`Workbench.sparql`."""
+    if not checked:
+        read_only(query)
     results, graph = sparql_formats(format)
 
     def graph_iri(text: str) -> ox.NamedNode:

@@ -253,58 +253,44 @@ class Reads:
         }
 
     def expand(self, pred: ox.NamedNode, forward: bool, nodes: set[Node],
-                edges: dict[Node, list[tuple[Node, ox.NamedNode]]], levels: int) -> set[Node]:
+               edges: dict[Node, list[tuple[Node, ox.NamedNode]]], levels: int) -> None:
         """Fetch the edges of ``nodes`` and of what they reach in fewer than ``levels`` steps, in
-        one query (a union of chains, one a level); returns the nodes reached at ``levels``
-        steps whose edges are still to fetch. The same edges as one query a level: each level's
-        chain starts from a node the level before reached."""
-        todo = sorted((n for n in nodes if not isinstance(n, ox.BlankNode)), key=str)
-        if not todo:
-            return self.absorb([], nodes, edges, levels)
-        branches = self.chains(pred, forward, f"VALUES ?s {{ {' '.join(str(n) for n in todo)} }}", levels)
-        rows = self.select(f"SELECT DISTINCT ?level ?a ?b ?g WHERE {{ {' UNION '.join(branches)} }}")
-        return self.absorb(rows, nodes, edges, levels)
-
-    def step(self, pred: ox.NamedNode, forward: bool, a: str, b: str, g: str) -> str:
-        """One edge of a closure's chain, from ?a to ?b, in an active record bound to ?g."""
-        hop = f"?{a} {pred} ?{b}" if forward else f"?{b} {pred} ?{a}"
-        return f"GRAPH ?{g} {{ {hop} }} GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}"
-
-    def chains(self, pred: ox.NamedNode, forward: bool, starts: str, levels: int) -> list[str]:
-        """A union's branches, one a level: the edges (?a ?b ?g) at ``level`` steps from the nodes
-        ``starts`` binds to ?s."""
-        out = []
-        for level in range(levels):
-            chain = ["s", *(f"m{i}" for i in range(1, level + 1))]
-            hops = " ".join(self.step(pred, forward, chain[i], chain[i + 1], f"h{i}") for i in range(level))
-            out.append(f"{{ {starts} {hops} {self.step(pred, forward, chain[-1], 'b', 'g')} "
-                       f"BIND(?{chain[-1]} AS ?a) BIND({level + 1} AS ?level) }}")
-        return out
-
-    def absorb(self, rows: Sequence[StoreRow], nodes: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]],
-                levels: int) -> set[Node]:
-        """Keep the edges :meth:`chains` found from ``nodes`` (a blank node's are never asked:
-        it cannot be written in a query); returns the nodes reached at ``levels`` steps whose
-        edges are still to fetch."""
+        one query (a union of chains, one a level), each edge with its record. The same edges as
+        one query a level: each level's chain starts from a node the level before reached. A
+        blank node's edges are never asked (it cannot be written in a query)."""
         known = set(edges)  # expanded earlier in this question: their edges are here already
+        todo = sorted((n for n in nodes if not isinstance(n, ox.BlankNode)), key=str)
         for n in nodes:
             edges.setdefault(n, [])
+        if not todo:
+            return
+        hop = "?{a} {p} ?{b}" if forward else "?{b} {p} ?{a}"
+
+        def step(a: str, b: str, g: str) -> str:
+            return (f"GRAPH ?{g} {{ {hop.format(a=a, b=b, p=pred)} }} "
+                    f"GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}")
+
+        starts = " ".join(str(n) for n in todo)
+        branches = []
+        for level in range(levels):
+            chain = ["s", *(f"m{i}" for i in range(1, level + 1))]
+            hops = " ".join(step(chain[i], chain[i + 1], f"h{i}") for i in range(level))
+            branches.append(f"{{ VALUES ?s {{ {starts} }} {hops} {step(chain[-1], 'b', 'g')} "
+                            f"BIND(?{chain[-1]} AS ?a) BIND({level + 1} AS ?level) }}")
+        rows = self.select(f"SELECT DISTINCT ?level ?a ?b ?g WHERE {{ {' UNION '.join(branches)} }}")
         found: set[tuple[Node, Node, ox.NamedNode]] = set()
-        inner: set[Node] = set()  # reached in fewer than ``levels`` steps: expanded by this query
-        last: set[Node] = set()
         for r in rows:
             a, b = r["a"], r["b"]
             if a in known:
                 continue
             found.add((a, b, r["g"]))  # type: ignore[arg-type]
-            (inner if r["level"].value != str(levels) else last).add(b)  # type: ignore[union-attr, arg-type]
-        for n in inner:
-            edges.setdefault(n, [])
+            if r["level"].value != str(levels):  # type: ignore[union-attr]
+                # reached in fewer than ``levels`` steps: its edges come in this query too
+                edges.setdefault(b, [])  # type: ignore[arg-type]
         for a, b, g in found:
             edges.setdefault(a, []).append((b, g))
         for n in edges:
             edges[n].sort(key=lambda e: (str(e[0]), str(e[1])))
-        return {n for n in last if n not in edges}
 
 
 def _depths(starts: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]]) -> dict[Node, int]:

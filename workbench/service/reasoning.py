@@ -13,7 +13,7 @@ import pyoxigraph as ox
 
 from workbench import sparqlcheck
 from workbench.access.views import EVERYONE, ViewStore, with_quads
-from workbench.errors import Invalid, Unsupported
+from workbench.errors import Invalid
 from workbench.rules import conclusions
 from workbench.service.questions import one_read
 from workbench.values.answers import Answer
@@ -39,9 +39,7 @@ def sparql(wb: Workbench, query: str, *, format: str, default_graph: Sequence[st
 def _reasoned(wb: Workbench, query: str, *, format: str, default_graph: Sequence[str] | None,
               named_graphs: Sequence[str] | None, evaluate: sparqlcheck.Evaluator | None,
               proof_base: str | None, deadline: float | None) -> bytes:
-    if sparqlcheck.query_form(query) in sparqlcheck.UPDATE_FORMS:
-        raise Unsupported("SPARQL Update is not accepted here; change the store through imports and commands")
-    sparqlcheck.check_query(query)
+    sparqlcheck.read_only(query)  # before anything is computed
     readable = wb._readable(wb.reader)
     view = readable if isinstance(readable, ViewStore) else wb._shared.views().view(EVERYONE)
     rules = wb.rules
@@ -49,7 +47,7 @@ def _reasoned(wb: Workbench, query: str, *, format: str, default_graph: Sequence
     found = conclusions.conclusions(view, rules, goals, deadline=deadline)
     store = with_quads(view, conclusions.quads(found, proof_base=proof_base)) if found else view
     return sparqlcheck.answer(store, query, format=format, default_graph=default_graph, named_graphs=named_graphs,
-                              runner=evaluate)
+                              runner=evaluate, checked=True)
 
 
 @one_read
