@@ -102,7 +102,7 @@ def test_only_extraction_imports_the_model_client() -> None:
 # package's own __init__ (the public names) stands with the edges.
 LAYERS = [
     ("base", {"errors", "vocab", "vocabgen", "ids", "limits", "formats", "progress", "resources", "values"}),
-    ("store", {"store", "sparqlcheck"}),
+    ("store", {"store", "sparqlcheck", "sparqlbounded"}),
     ("core", {"names", "records", "rules", "imports", "vectors", "access"}),
     ("answers", {"answers", "recall", "guesses"}),
     ("review", {"review", "extraction"}),

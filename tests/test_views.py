@@ -200,3 +200,20 @@ def test_a_view_is_never_copied_from_a_write_in_progress(tmp_path: Path) -> None
     assert set(copied[0]) == {content, metadata}
     copied.clear()  # closes the copy
     store.close()
+
+
+def test_current_gives_a_built_view_and_never_builds_one(wb: Workbench, tmp_path: Path) -> None:
+    views = wb._shared.views()
+    bob = viewer(wb.store, "bob")
+    assert views.current(bob) is None and not _copies(wb)  # nothing built yet: nothing built by asking
+    assert not wb.ready("bob") and wb.ready(None)  # the owner reads the store itself
+    built = _view(wb, "bob")
+    assert views.current(bob) is built and wb.ready("bob")
+    assert views.current(viewer(wb.store, "fam")) is None  # another set of what is hidden: not built yet
+    file = tmp_path / "public.jsonl"
+    file.write_text(json.dumps({**PRIVATE[1], "id": "pub-2", "visible_to": [], "source": {"id": "pub-src-2", "said_by": "me"}}) + "\n")
+    wb.import_files([file])
+    assert views.current(bob) is None and not wb.ready("bob")  # the store moved on: reading would build again
+    assert _view(wb, "bob") is not built and views.current(bob) is not None
+    views.close()
+    assert views.current(bob) is None

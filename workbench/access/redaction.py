@@ -15,6 +15,7 @@ hidden one superseded reads as active, as in a store that never held the hidden 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -52,7 +53,7 @@ class Hidden:
     records: tuple[ox.NamedNode, ...] = ()  # taken from the hidden sources
     tombstones: tuple[ox.NamedNode, ...] = ()  # of records erased for an audience without the reader
 
-    @property
+    @functools.cached_property  # asked on every read; hashed once
     def key(self) -> str:
         """Names the view: readers who may not see the same things share one."""
         text = "\n".join([*map(str, self.sources), "", *map(str, self.candidates), "", *map(str, self.tombstones)])

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import itertools
 import os
@@ -75,7 +76,7 @@ class Viewer:
     agents: frozenset[str] = frozenset()
     sees_all: bool = False
 
-    @property
+    @functools.cached_property  # asked on every read; hashed once
     def key(self) -> str:
         """Names the reader's own files beside their view (its vector indexes)."""
         text = "*" if self.sees_all else "\n".join(sorted(self.agents))
@@ -187,6 +188,11 @@ class Views:
 
     def view(self, reader: Viewer) -> ViewStore:
         """The view for ``reader``, current with the store."""
+        found = self.current(reader)
+        if found is not None:
+            with contextlib.suppress(KeyError):  # evicted meanwhile: still readable, its folder stays while read
+                self._copies.move_to_end(found.copy.hidden.key)
+            return found
         with self._lock:  # one build at a time: concurrent readers of a stale view wait for one copy
             version = self.base.version()
             what = self.hidden(reader, version)
@@ -203,6 +209,22 @@ class Views:
             self._stores[reader.key] = found
             self.sweep()
             return found
+
+    def current(self, reader: Viewer) -> ViewStore | None:
+        """The view for ``reader`` if it is built and current with the store, else None. Takes no
+        lock and builds nothing (an event loop asks; :meth:`view` also starts here)."""
+        version = self.base.version()
+        if reader.sees_all:
+            what = Hidden()
+        else:
+            known = self._hidden.get(reader.key)
+            if known is None or known[0] != version:
+                return None
+            what = known[1]
+        found = self._stores.get(reader.key)
+        if found is None or found.copy.version != version or self._copies.get(what.key) is not found.copy:
+            return None
+        return found
 
     def live(self, store: ViewStore) -> bool:
         """Whether ``store`` reads a copy still cached (else a newer one replaced it, or it was

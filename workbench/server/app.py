@@ -12,9 +12,11 @@ import logging
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from workbench.errors import WorkbenchError
 from workbench.server.api import Api
@@ -63,6 +65,7 @@ def create_app(
         return await endpoint.handle(request)
 
     return Starlette(
+        middleware=[Middleware(QuickLane, endpoint=endpoint)],
         routes=[
             Route("/", index, methods=["GET"]),
             Route("/sparql", sparql, methods=METHODS, name="sparql"),
@@ -72,6 +75,22 @@ def create_app(
         ],
         exception_handlers={HTTPException: _http_error, WorkbenchError: _workbench_error, Exception: _failure},
     )
+
+
+class QuickLane:
+    """ASGI middleware: a bounded query by GET on /sparql is answered at once, on the event loop
+    (:meth:`Endpoint.quick`); every other request goes on to the application."""
+
+    def __init__(self, app: ASGIApp, endpoint: Endpoint) -> None:
+        self.app, self.endpoint = app, endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in ("/sparql", "/sparql/"):
+            response = self.endpoint.quick(scope)
+            if response is not None:
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -15,6 +15,7 @@ Errors are text/plain with the status the W3C Protocol tests expect.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import logging
@@ -24,9 +25,12 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import URL
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
+from starlette.types import Scope
 
+from workbench import sparqlbounded
 from workbench.access.users import Role, User
 from workbench.errors import ParseError, Unsupported, WorkbenchError
 from workbench.formats import parse_answer
@@ -37,12 +41,14 @@ from workbench.server.protocol import ProtocolError, QueryRequest, UpdateRequest
 from workbench.server.runner import QueryRunner
 from workbench.service import Workbench
 from workbench.sparqlcheck import UPDATE_FORMS, query_form
+from workbench.store.base import Graphs, Store
 
 log = logging.getLogger(__name__)
 ALLOWED = "GET, HEAD, POST"
 _LINE = re.compile(r"\bat (\d+):")
 # Past this much of a body we stop draining it and let the connection close.
 DRAIN_LIMIT = 100_000_000
+LOOP_ROWS = 100  #: the most rows a bounded query reads on the event loop (well under a millisecond of work)
 
 
 async def read_body(request: Request, max_body: int) -> bytes:
@@ -86,6 +92,37 @@ class Endpoint:
             log.exception("the SPARQL endpoint failed")
             return _text(500, "the server failed on this query; the store is unchanged")
 
+    def quick(self, scope: Scope) -> Response | None:
+        """The answer to ``GET /sparql?query=...`` for a bounded query that needs nothing waited
+        for (:meth:`_at_once`), read from the ASGI scope without the framework's routing and
+        request objects, which cost more than the query; None for everything else, errors
+        included, which :meth:`handle` then answers as always."""
+        if scope["method"] != "GET" or not self.wb.store.owned:
+            return None
+        headers: dict[bytes, bytes] = {}
+        for name, value in scope["headers"]:
+            headers.setdefault(name, value)  # as Starlette reads them: the first of a repeated header
+        authorization, accept = (headers[n].decode("latin-1") if n in headers else None
+                                 for n in (b"authorization", b"accept"))
+        try:
+            user = authenticate(self.wb, authorization)
+            asked = read_request("GET", scope.get("query_string", b""), None, b"")
+        except ProtocolError:
+            return None
+        fmt = negotiation.choose(accept, negotiation.RESULTS)
+        if not isinstance(asked, QueryRequest) or fmt is None:
+            return None
+        host = headers.get(b"host")
+        server = scope.get("server")
+        base = _scope_base(scope["scheme"], None if server is None else tuple(server), scope.get("root_path", ""),
+                           scope["path"], host)
+        text = f"BASE <{base}>\n{asked.query}"
+        try:
+            data = self._at_once(asked, text, fmt.name, None if user is None else user.name)
+        except WorkbenchError:
+            return None  # handle() answers it, with its status and message
+        return None if data is None else Response(data, media_type=fmt.media_type)
+
     async def _handle(self, request: Request) -> Response:
         if request.method not in ("GET", "HEAD", "POST"):
             raise ProtocolError(
@@ -103,8 +140,8 @@ class Endpoint:
         if asked is None:
             return self._describe(request, accept, user)
         if isinstance(asked, UpdateRequest):
-            return await self._update(asked, user, _base(request))
-        return await self._query(asked, accept, user, _base(request))
+            return await self._update(asked, user, _base(request.url))
+        return await self._query(asked, accept, user, _base(request.url))
 
     async def _body(self, request: Request) -> bytes:
         return await read_body(request, self.max_body)
@@ -157,7 +194,8 @@ class Endpoint:
             return data, _more_than(data, fmt.name, family is negotiation.GRAPHS, self.result_limit)
 
         try:
-            data, too_many = await self.runner.run(run)
+            found = self._at_once(asked, text, fmt.name, reader)
+            data, too_many = (found, False) if found is not None else await self.runner.run(run)
         except ParseError as exc:
             raise ProtocolError(400, _LINE.sub(lambda m: f"at {int(m.group(1)) - 1}:", exc.message)) from None
         if too_many:
@@ -165,14 +203,43 @@ class Endpoint:
             raise ProtocolError(413, f"the result has more than {self.result_limit} {unit}; add LIMIT")
         return Response(data, media_type=fmt.media_type)
 
+    def _at_once(self, asked: QueryRequest, text: str, fmt: str, reader: str | None) -> bytes | None:
+        """The answer to a bounded query (:mod:`workbench.sparqlbounded`) read here, on the event
+        loop, at most :data:`LOOP_ROWS` rows of work: a thread and a worker process cost more than
+        such a query. None where that does not hold or would wait (reasoning, a dataset named, a
+        store another process owns, a view still to build) and when the answer has more rows:
+        those go the guarded way, which answers in full (or 413s)."""
+        shape = sparqlbounded.bounded(text)
+        if (shape is None or asked.reasoning or asked.default_graphs is not None or asked.named_graphs is not None
+                or not self.wb.store.owned or not self.wb.ready(reader)):
+            return None
+        rows = min(LOOP_ROWS, self.result_limit)
+        query = shape.capped(text, rows + 1)
+        data = self.wb.seen_by(reader).sparql(query, format=fmt, evaluate=_here)
+        return None if query is not text and _more_than(data, fmt, False, rows) else data
 
-def _base(request: Request) -> str:
+
+def _here(store: Store, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat,
+          default_graph: Graphs = None, named_graphs: Graphs = None) -> bytes:
+    """Evaluate in this thread (a bounded query is flat: no big stack needed)."""
+    return store.query_raw(query, results=results, graph=graph, default_graph=default_graph, named_graphs=named_graphs)
+
+
+def _base(url: URL) -> str:
     """The endpoint's URL as the queries' base IRI; a fixed one if the Host header makes it invalid."""
-    url = str(request.url.replace(query="", fragment=""))
+    text = str(url.replace(query="", fragment=""))
     try:
-        return ox.NamedNode(url).value
+        return ox.NamedNode(text).value
     except ValueError:
         return "http://localhost/sparql"
+
+
+@functools.lru_cache(maxsize=64)
+def _scope_base(scheme: str, server: tuple[str, int] | None, root: str, path: str, host: bytes | None) -> str:
+    """:func:`_base` of a request with these parts (each request would build the same URL again)."""
+    headers = [] if host is None else [(b"host", host)]
+    return _base(URL(scope={"type": "http", "scheme": scheme, "server": server, "root_path": root, "path": path,
+                            "query_string": b"", "headers": headers}))
 
 
 def _more_than(data: bytes, fmt: str, graph: bool, limit: int) -> bool:

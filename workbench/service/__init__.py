@@ -101,11 +101,14 @@ class Workbench:
     # ------------------------------------------------------------------ who reads
 
     def seen_by(self, name: str | None) -> Workbench:
-        """This Workbench as ``name`` may see it (:mod:`workbench.access.views`): on the store for
-        someone who may see every source, else on a view without what they may not see, so every
-        answer, count, bundle, guess and error reflects only that. None: the store's owner, who
-        sees everything. Write through :meth:`acting_as` (a restricted view refuses writes)."""
+        """This Workbench as ``name`` may see it (:mod:`workbench.access.views`): on the store for someone who may
+        see every source, else on a view without what they may not see, so every answer, count, bundle, guess and
+        error reflects only that. None: the owner, who sees everything. Write through :meth:`acting_as`."""
         return self if name is None else self._seen_as(viewer(self._shared.store, name), name)
+
+    def ready(self, name: str | None) -> bool:
+        """Whether reading as ``name`` builds nothing first (their view is current): an event loop may read at once."""
+        return self._shared.ready(name)
 
     def _seen_as(self, reader: Viewer, name: str) -> Workbench:
         shared, views = self._shared, self._shared.views()
@@ -171,18 +174,16 @@ class Workbench:
                      source: str | None = None, said_by: str | None = None, statement: str | None = None,
                      visible_to: Sequence[str] = (), progress: ProgressFactory | None = None,
                      used: Sequence[str] | None = None) -> ImportReport:
-        """Import memory records (.jsonl) or RDF files, all or nothing. The RDF options say where
-        plain RDF came from (JSON Lines records carry their own); ``used`` is what provenance
-        names instead of the paths (an upload, a SPARQL update). Raises Invalid/ParseError naming
-        file, line and field, Ambiguous (a name), Conflict (a taken id), Forbidden (not a curator)."""
+        """Import memory records (.jsonl) or RDF files, all or nothing. The RDF options say where plain RDF came from
+        (records carry their own); ``used`` is what provenance names instead of the paths (an upload, an update).
+        Raises Invalid/ParseError naming file, line and field, Ambiguous, Conflict (a taken id), Forbidden."""
         return importing.import_files(self, [Path(p) for p in paths], record_type=record_type, source=source,
                                       said_by=said_by, statement=statement, visible_to=visible_to,
                                       progress=progress, used=used)
 
     def restore(self, path: str | os.PathLike[str], *, progress: ProgressFactory | None = None) -> ImportReport:
-        """Restore an export (TriG, N-Quads, JSON-LD) into this empty store, every graph as it was,
-        so only by the store's owner on this machine (not ``--as``, not over HTTP). Raises
-        Forbidden, Conflict (not empty), Invalid (not an export), ParseError naming the file."""
+        """Restore an export (TriG, N-Quads, JSON-LD) into this empty store, every graph as it was, by the store's
+        owner only (not ``--as``, not over HTTP). Raises Forbidden, Conflict (not empty), Invalid, ParseError."""
         if self.reader is not None:
             raise Forbidden(f"{self.reader} cannot restore an export: only the store's owner on this machine "
                             "restores one (without --as or $WORKBENCH_USER), into an empty store")
@@ -321,8 +322,7 @@ class Workbench:
         return self._shared.rules()
 
     def rule_files(self) -> RuleSet:
-        """Every rule in ``rules_dir``, loaded and checked (syntax, shape, allowed constructs),
-        drafts included, test cases not run. Raises ParseError/Invalid naming file and rule."""
+        """Every rule in ``rules_dir``, checked (syntax, shape, constructs), drafts included, test cases not run."""
         return self._shared.rule_files()
 
     def relations(self) -> frozenset[str]:
