@@ -161,11 +161,11 @@ def check(targets: dict[str, Target], admin: Target, subjects: Sequence[str]) ->
                 checks.mismatches.append(f"{key} on <{subject}>: answered {bad}")
                 continue
             rows = {name: _rows(body) for name, (_, body) in answers.items()}
-            if rows["workbench"] == rows["oxigraph"]:
+            if all(r == rows["oxigraph"] for r in rows.values()):
                 checks.agree += 1
             else:
-                checks.mismatches.append(f"{key} on <{subject}>: Workbench {len(rows['workbench'])} rows, "
-                                         f"oxigraph {len(rows['oxigraph'])}")
+                checks.mismatches.append(f"{key} on <{subject}>: " + ", ".join(f"{n} {len(r)} rows"
+                                                                               for n, r in rows.items()))
     for who, target in (("oxigraph", targets["oxigraph"]), (ADMIN, admin), (VIEWER, targets["workbench"])):
         status, body = target.get(query_for("point", PRIVATE_SUBJECT))
         checks.private_rows[who] = len(_rows(body)) if status == 200 else -status
@@ -178,8 +178,8 @@ def check(targets: dict[str, Target], admin: Target, subjects: Sequence[str]) ->
 
 @contextmanager
 def servers(store_dir: Path, oxigraph_dir: Path, workdir: Path, token: str) -> Iterator[dict[str, Server]]:
-    """Both servers started (from this thread), answering; both stopped on the way out."""
-    wb_port, ox_port = free_port(), free_port()
+    """The servers started (from this thread), answering; all stopped on the way out."""
+    wb_port, ox_port, floor_port = free_port(), free_port(), free_port()
     accept = {"Accept": "application/sparql-results+json"}
     started = {
         "workbench": Server(
@@ -192,6 +192,12 @@ def servers(store_dir: Path, oxigraph_dir: Path, workdir: Path, token: str) -> I
             [oxigraph_binary(), "serve", "--location", str(oxigraph_dir), "--bind", f"127.0.0.1:{ox_port}"],
             Target("127.0.0.1", ox_port, "/query", accept),
             workdir / "oxigraph-serve.log"),
+        "floor": Server(
+            "Python floor",
+            [sys.executable, str(Path(__file__).with_name("serve_floor.py")), "--location", str(oxigraph_dir),
+             "--port", str(floor_port)],
+            Target("127.0.0.1", floor_port, "/query", accept),
+            workdir / "floor-serve.log"),
     }
     try:
         for server in started.values():

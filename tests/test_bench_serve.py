@@ -1,4 +1,4 @@
-"""``workbench bench serve`` at a tiny size: both real servers start, answer every request of
+"""``workbench bench serve`` at a tiny size: the three real servers start, answer every request of
 every cell, agree on the checked answers, and are stopped afterwards; the table and the Markdown
 section are written. No timing assertions."""
 
@@ -36,12 +36,13 @@ def test_bench_serve_tiny(tmp_path: Path) -> None:
                                  rf"{NUMBER} \| 0 \| ({NUMBER}|n/a) \| {NUMBER} \|$", text, re.M), (server, query, clients)
     for query in ("point", "inheritance"):
         for clients in (1, 8):
-            assert re.search(rf"^\| {query} \| {clients} \| {NUMBER}× \| {NUMBER}× \|$", text, re.M)
+            assert re.search(rf"^\| {query} \| {clients} \| {NUMBER}× \| {NUMBER}× \| {NUMBER}× \| {NUMBER}× \|$",
+                             text, re.M)
     assert re.search(r"- Errors at 8 clients — goal none: 0 \*\*met\*\*", text)
-    assert "- Checked before timing: the same rows from both servers for 20 of 20" in text
+    assert "- Checked before timing: the same rows from every server for 20 of 20" in text
 
     data = json.loads(out.read_text())
-    assert len(data["cells"]) == 8
+    assert len(data["cells"]) == 12  # 3 servers, 2 queries, 2 numbers of clients
     assert all(c["errors"] == 0 and len(c["samples_ms"]) == 20 for c in data["cells"])
     assert data["warmup_errors"] == 0
     for described in data["pids"].values():  # the servers are stopped: their PIDs are gone

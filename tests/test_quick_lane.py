@@ -99,7 +99,7 @@ QUERIES = [
     f"SELECT ?o {{ GRAPH ?g {{ <{WIDE}> <http://example.org/p1> ?o }} }} LIMIT 500",
     "PREFIX wb: <https://w3id.org/workbench/ns#> SELECT ?r ?s { GRAPH <urn:wb:graph:meta> { ?r wb:source ?s } }",
     "SELECT ?s ?g { GRAPH ?g { ?s a <https://w3id.org/workbench/ns#Record> } }",
-    f'ASK {{ GRAPH ?g {{ ?s <http://example.org/region> "eu" }} }}',
+    'ASK { GRAPH ?g { ?s <http://example.org/region> "eu" } }',
     'SELECT ?s { ?s ?p "nothing like this" }',
 ]
 

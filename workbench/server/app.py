@@ -12,9 +12,8 @@ import logging
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -34,7 +33,7 @@ KINDS = {400: "Invalid", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
 def create_app(
     wb: Workbench, *, max_body: int = 1_000_000, query_timeout: float = 30.0, result_limit: int = 100_000,
     query_workers: int | None = None,
-) -> Starlette:
+) -> ASGIApp:
     """The HTTP application over ``wb``: the SPARQL 1.1 Protocol at ``/sparql`` (a query editor
     for a browser), the JSON API under ``/api/`` (:mod:`workbench.server.api`, its schema at
     ``/api/openapi.json``).
@@ -64,8 +63,7 @@ def create_app(
             return editor_response(str(request.url_for("sparql")))
         return await endpoint.handle(request)
 
-    return Starlette(
-        middleware=[Middleware(QuickLane, endpoint=endpoint)],
+    app = Starlette(
         routes=[
             Route("/", index, methods=["GET"]),
             Route("/sparql", sparql, methods=METHODS, name="sparql"),
@@ -75,6 +73,7 @@ def create_app(
         ],
         exception_handlers={HTTPException: _http_error, WorkbenchError: _workbench_error, Exception: _failure},
     )
+    return QuickLane(app, endpoint)  # outside the framework: its middleware would cost more than such a query
 
 
 class QuickLane:
@@ -86,7 +85,11 @@ class QuickLane:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] in ("/sparql", "/sparql/"):
-            response = self.endpoint.quick(scope)
+            try:
+                response = self.endpoint.quick(scope)
+            except Exception:  # as the endpoint answers a failure (Endpoint.handle)
+                log.exception("the SPARQL endpoint failed")
+                response = PlainTextResponse("the server failed on this query; the store is unchanged\n", 500)
             if response is not None:
                 await response(scope, receive, send)
                 return
