@@ -7,9 +7,9 @@ with a deadline (:mod:`workbench.server.runner`) over what the requester may see
 (:meth:`Workbench.seen_by`): the service checks the query (:mod:`workbench.sparqlcheck`), and
 the runner evaluates it in a worker process it kills at the deadline when the requester reads a
 view on disk. A one-pattern query by GET skips the thread and the worker: the quick lane
-(:meth:`Endpoint.quick`) reads it at once on the event loop. An update (POST only) goes to :mod:`workbench.server.updates`: a
-curator's or admin's ``INSERT DATA`` into record graphs lands as an import, under the lock every
-write over HTTP holds; everything else is refused.
+(:meth:`Endpoint.quick`) reads it at once on the event loop. An update (POST only) goes to
+:mod:`workbench.server.updates`: a curator's or admin's ``INSERT DATA`` into record graphs lands
+as an import, under the lock every write over HTTP holds; everything else is refused.
 Errors are text/plain with the status the W3C Protocol tests expect.
 """
 
