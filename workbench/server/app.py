@@ -13,7 +13,7 @@ import logging
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -21,7 +21,7 @@ from workbench.errors import WorkbenchError
 from workbench.server.api import Api
 from workbench.server.editor import assets, editor_response, wants_editor
 from workbench.server.runner import QueryRunner
-from workbench.server.sparql import Endpoint
+from workbench.server.sparql import Endpoint, failed
 from workbench.service import Workbench
 
 log = logging.getLogger(__name__)
@@ -87,9 +87,8 @@ class QuickLane:
         if scope["type"] == "http" and scope["path"] in ("/sparql", "/sparql/"):
             try:
                 response = self.endpoint.quick(scope)
-            except Exception:  # as the endpoint answers a failure (Endpoint.handle)
-                log.exception("the SPARQL endpoint failed")
-                response = PlainTextResponse("the server failed on this query; the store is unchanged\n", 500)
+            except Exception:  # answered as the endpoint answers a failure
+                response = failed()
             if response is not None:
                 await response(scope, receive, send)
                 return

@@ -78,14 +78,6 @@ def parse_pairs(text: bytes | str, where: str) -> list[tuple[str, str]]:
         raise ProtocolError(400, f"the {where} is not UTF-8") from None
 
 
-def _one_value(raw: bytes) -> str:
-    """One form-encoded value, as :func:`parse_pairs` decodes it."""
-    try:
-        return urllib.parse.unquote_plus(raw.decode("utf-8"), encoding="utf-8", errors="strict")
-    except UnicodeDecodeError:
-        raise ProtocolError(400, "the query string is not UTF-8") from None
-
-
 def content_type(header: str | None) -> tuple[str, dict[str, str]]:
     """A Content-Type header's media type (lower case) and parameters."""
     if not header:
@@ -119,8 +111,6 @@ def read_request(
     a POST that is neither form-encoded, ``application/sparql-query`` nor
     ``application/sparql-update``.
     """
-    if method == "GET" and query_string.startswith(b"query=") and b"&" not in query_string:
-        return QueryRequest(_one_value(query_string[6:]))  # the common case, read at once (parse_qsl's result)
     url = Params()
     url.add(parse_pairs(query_string, "query string"))
     params = Params()

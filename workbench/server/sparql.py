@@ -16,7 +16,6 @@ Errors are text/plain with the status the W3C Protocol tests expect.
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import json
 import logging
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import URL
+from starlette.datastructures import URL, Headers
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Scope
@@ -90,8 +89,7 @@ class Endpoint:
         except WorkbenchError as exc:
             return _text(exc.status, str(exc))
         except Exception:
-            log.exception("the SPARQL endpoint failed")
-            return _text(500, "the server failed on this query; the store is unchanged")
+            return failed()
 
     def quick(self, scope: Scope) -> Response | None:
         """The answer to ``GET /sparql?query=...`` for a bounded query that needs nothing waited
@@ -100,24 +98,16 @@ class Endpoint:
         included, which :meth:`handle` then answers as always."""
         if scope["method"] != "GET" or not self.wb.store.owned:
             return None
-        headers: dict[bytes, bytes] = {}
-        for name, value in scope["headers"]:
-            headers.setdefault(name, value)  # as Starlette reads them: the first of a repeated header
-        authorization, accept = (headers[n].decode("latin-1") if n in headers else None
-                                 for n in (b"authorization", b"accept"))
+        headers = Headers(scope=scope)
         try:
-            user = authenticate(self.wb, authorization)
+            user = authenticate(self.wb, headers.get("authorization"))
             asked = read_request("GET", scope.get("query_string", b""), None, b"")
         except ProtocolError:
             return None
-        fmt = negotiation.choose(accept, negotiation.RESULTS)
+        fmt = negotiation.choose(headers.get("accept"), negotiation.RESULTS)
         if not isinstance(asked, QueryRequest) or fmt is None:
             return None
-        host = headers.get(b"host")
-        server = scope.get("server")
-        base = _scope_base(scope["scheme"], None if server is None else tuple(server), scope.get("root_path", ""),
-                           scope["path"], host)
-        text = f"BASE <{base}>\n{asked.query}"
+        text = f"BASE <{_base(URL(scope=scope))}>\n{asked.query}"
         try:
             data = self._at_once(asked, text, fmt.name, None if user is None else user.name)
         except WorkbenchError:
@@ -235,14 +225,6 @@ def _base(url: URL) -> str:
         return "http://localhost/sparql"
 
 
-@functools.lru_cache(maxsize=64)
-def _scope_base(scheme: str, server: tuple[str, int] | None, root: str, path: str, host: bytes | None) -> str:
-    """:func:`_base` of a request with these parts (each request would build the same URL again)."""
-    headers = [] if host is None else [(b"host", host)]
-    return _base(URL(scope={"type": "http", "scheme": scheme, "server": server, "root_path": root, "path": path,
-                            "query_string": b"", "headers": headers}))
-
-
 def _more_than(data: bytes, fmt: str, graph: bool, limit: int) -> bool:
     """Whether a serialised answer holds more than ``limit`` rows or triples.
 
@@ -258,6 +240,12 @@ def _more_than(data: bytes, fmt: str, graph: bool, limit: int) -> bool:
     if isinstance(items, ox.QueryBoolean):
         return False
     return any(n > limit for n, _ in enumerate(items, start=1))
+
+
+def failed() -> Response:
+    """The answer to a request the endpoint failed on (logged with its traceback)."""
+    log.exception("the SPARQL endpoint failed")
+    return _text(500, "the server failed on this query; the store is unchanged")
 
 
 def _text(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
