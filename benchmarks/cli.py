@@ -342,7 +342,8 @@ def conversations(seed: int | None) -> None:
 @bench.command("gate")
 @click.option("--encoder", "encoder_spec", default=None,
               help="The encoder to fit for (default: Workbench's default, minilm; or hashing, minilm-torch).")
-@click.option("--budget", default=0.05, show_default=True, help="Out-of-fold false abstention the gate may cost.")
+@click.option("--budget", default=0.05, show_default=True,
+              help="Recall's false abstention allowed, out of fold, with what it abstains on before the gate.")
 @click.option("--benchmark", "directory", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="A benchmark of your own memories and questions (default: data/eval/conversations).")
 def gate(encoder_spec: str | None, budget: float, directory: Path | None) -> None:
@@ -354,9 +355,10 @@ def gate(encoder_spec: str | None, budget: float, directory: Path | None) -> Non
     result = g.refit(rows, name, budget)
     g.write(result)
     cv = result["cross_validated"]
-    click.echo(f"{name}: {cv['rows']} questions reached the gate; threshold {result['gate']['threshold']}; "
-               f"out of fold: false abstention {cv['false_abstention']:.1%}, no-memory questions stopped "
-               f"{cv['no_memory_stopped']:.1%}, ECE {cv['ece']}")
+    click.echo(f"{name}: {cv['rows']} of {cv['questions']} questions reached the gate; threshold "
+               f"{result['gate']['threshold']}; out of fold, over every question: false abstention "
+               f"{cv['false_abstention']:.1%}, \"no memory\" on no-memory questions {cv['no_memory']:.1%} "
+               f"(the gate stopped {cv['no_memory_stopped']:.1%} of those it judged); ECE {cv['ece']}")
     for r in cv["reliability"]:
         click.echo(f"  {r['from']:.1f}-{r['to']:.1f}: {r['questions']:4} questions, stated {r['stated']:.2f}, "
                    f"held {r['held']:.2f}")

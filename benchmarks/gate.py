@@ -3,9 +3,11 @@
 Every question of data/eval/conversations goes through recall with the gate off; the features
 of what ranked best are kept, labelled 1 when the bundle holds an expected record, 0 otherwise
 (a no-memory question, or a miss). A logistic model is fit with leave-one-memory-out
-cross-validation; the threshold is the highest whose out-of-fold false abstentions (answerable
-questions the gate would turn into "no memory") stay within the budget. The final model is fit
-on every memory and written with its cross-validated figures.
+cross-validation; the threshold is the highest at which recall's false abstentions stay within
+the budget: answerable questions the gate would turn into "no memory" out of fold, plus those
+recall answered "no memory" before the gate (an unknown name, nothing in scope that matches),
+over every answerable question. The final model is fit on every memory and written with its
+cross-validated figures.
 
     python -m benchmarks gate                 # refit for the hashing encoder
     python -m benchmarks gate --encoder minilm
@@ -29,7 +31,8 @@ BUDGET = 0.05  # out-of-fold false abstention the threshold may cost
 
 
 def collect(encoder_spec: str | None, directory: Path = BENCHMARK) -> tuple[list[dict[str, Any]], str]:
-    """One row per question that reached the gate: its memory, kind, features and label."""
+    """One row per question: its memory, kind, and, if it reached the gate, its features and
+    label (``x`` None: recall answered "no memory" before the gate, or had no gate to ask)."""
     questions = load_set(directory / "questions.jsonl")
     plan = _plan(directory)
     seen: list[list[float]] = []
@@ -57,11 +60,10 @@ def collect(encoder_spec: str | None, directory: Path = BENCHMARK) -> tuple[list
                     for q in (q for q in questions if q.memory == mem):
                         seen.clear()
                         b = wb.recall(q.question, purpose=q.purpose, limit=10)
-                        if not seen or b.tier == "no_memory":
-                            continue  # decided before the gate (no candidates, an unknown name, mentions only)
+                        judged = bool(seen) and b.tier != "no_memory"  # else decided before the gate
                         hit = any(i in q.expect for i in b.ids)
-                        rows.append({"memory": mem, "kind": q.kind, "x": seen[-1], "y": int(hit),
-                                     "answerable": not q.no_memory})
+                        rows.append({"memory": mem, "kind": q.kind, "x": seen[-1] if judged else None,
+                                     "y": int(hit), "answerable": not q.no_memory, "early": b.tier == "no_memory"})
                 finally:
                     wb.close()
     finally:
@@ -71,6 +73,12 @@ def collect(encoder_spec: str | None, directory: Path = BENCHMARK) -> tuple[list
 
 def refit(rows: list[dict[str, Any]], encoder: str, budget: float = BUDGET) -> dict[str, Any]:
     """Leave-one-memory-out probabilities, the threshold on the budget, the final fit."""
+    every = rows
+    asked = sum(r["answerable"] for r in every)
+    early = sum(r["answerable"] and r["early"] for r in every)  # false abstentions before the gate
+    early_nm = sum(not r["answerable"] and r["early"] for r in every)
+    no_memory = len(every) - asked
+    rows = [r for r in every if r["x"] is not None]
     x = np.array([r["x"] for r in rows], dtype=float)
     y = np.array([r["y"] for r in rows], dtype=float)
     mems = np.array([r["memory"] for r in rows])
@@ -80,11 +88,12 @@ def refit(rows: list[dict[str, Any]], encoder: str, budget: float = BUDGET) -> d
         w, b = gates.fit(x[~held], y[~held])
         oof[held] = 1 / (1 + np.exp(-(x[held] @ w + b)))
     # A false abstention is an answerable question answered "no memory", whether or not its
-    # bundle held the record: the budget counts every answerable question the gate judged.
+    # bundle held the record: the budget counts every answerable question, those recall
+    # already answered "no memory" before the gate included.
     answerable = np.array([r["answerable"] for r in rows])
     threshold = 0.0
     for t in sorted({round(v, 4) for v in oof}):
-        if answerable.sum() and (oof[answerable] < t).sum() / answerable.sum() <= budget:
+        if asked and (early + (oof[answerable] < t).sum()) / asked <= budget:
             threshold = t
     w, b = gates.fit(x, y)
     table, ece = gates.reliability(list(oof), [int(v) for v in y])
@@ -93,8 +102,11 @@ def refit(rows: list[dict[str, Any]], encoder: str, budget: float = BUDGET) -> d
         "gate": gates.Gate("conversations-v1", encoder.split("/")[0], tuple(float(v) for v in w), float(b),
                            float(threshold)).to_json(),
         "cross_validated": {"rows": len(rows), "memories": len(set(mems)), "budget": budget,
-                            "false_abstention": round(float((oof[answerable] < threshold).sum()
-                                                            / max(answerable.sum(), 1)), 4),
+                            "questions": len(every), "answerable": asked,
+                            "false_abstention": round(float((early + (oof[answerable] < threshold).sum())
+                                                            / max(asked, 1)), 4),
+                            "no_memory": round(float((early_nm + (oof[wrong] < threshold).sum())
+                                                     / max(no_memory, 1)), 4),
                             "no_memory_stopped": round(float((oof[wrong] < threshold).sum() / max(wrong.sum(), 1)), 4),
                             "ece": ece, "reliability": table},
     }

@@ -33,13 +33,14 @@ from workbench.ids import record_iri
 from workbench.names import entities
 from workbench.names.suggestions import NameIndex
 from workbench.recall import gate as gates
+from workbench.recall import whose
 from workbench.recall.coverage import MIN_COVERAGE, Lexicon
+from workbench.recall.memory import Memory as Memory  # re-exported: a bundle holds them
 from workbench.recall.scope import CJK_ONLY, scope_records, spot_names
 from workbench.records.cache import RecordCache
-from workbench.records.owners import owners
 from workbench.store import Store
 from workbench.values.records import Record, RecordType, Source, Status
-from workbench.vectors.encoders import STOPWORDS, stem, words
+from workbench.vectors.encoders import stem, terms, words
 from workbench.vectors.index import VectorIndex
 
 MAX_CHARS = 10_000
@@ -50,17 +51,18 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in text.split())
 
 
-STOP = STOPWORDS | {stem(w) for w in STOPWORDS}
 HISTORY = _words("previous previously earlier originally old older change changed history why")
 # "before" asks about the past only in the past tense: "where did it keep data before the change?",
 # not "how many reviews does it need before a merge?".
 BEFORE, PAST_TENSE = _words("before"), _words("did was were had used")
-TYPE_CUES = {
-    RecordType.DECISION: _words("decide decided decision decisions chose choose chosen agreed approve approved rule"),
-    RecordType.PREFERENCE: _words("prefer preference preferred like style spelling writing write"),
-    RecordType.EVENT: _words("attend attended happen happened event"),
-    RecordType.STATE: _words("current currently weight weigh level"),
+CUES = {
+    RecordType.DECISION: "decide decided decision decisions chose choose chosen agreed approve approved rule",
+    RecordType.PREFERENCE: "prefer preference preferred like style spelling writing write",
+    RecordType.EVENT: "attend attended happen happened event",
+    RecordType.STATE: "current currently weight weigh level",
 }
+TYPE_CUES = {t: _words(cues) for t, cues in CUES.items()}  # in the question, as words
+CUE_TERMS = {t: frozenset(terms(cues)) for t, cues in CUES.items()}  # held by a record of the type, as terms
 
 
 @dataclass(frozen=True)
@@ -95,39 +97,6 @@ THRESHOLDS = {"hashing": Thresholds(0.30, 0.40), "sentence-transformers": Thresh
 
 def thresholds(encoder_name: str) -> Thresholds:
     return THRESHOLDS.get(encoder_name.split("-v1")[0].split("/")[0], THRESHOLDS["hashing"])
-
-
-@dataclass(frozen=True)
-class Memory:
-    """One recalled record: its id and statement as imported, its tier, score and source."""
-
-    record: Record
-    score: float
-    tier: str  # "recorded" | "guessed"
-    why: str
-    coverage: float = 0.0  # the share of the question's salience it holds
-    cosine: float = 0.0  # its cosine to the question
-
-    def to_json(self) -> dict[str, Any]:
-        r = self.record
-        return {
-            "id": r.id,
-            "statement": r.statement,
-            "tier": self.tier,
-            "score": round(self.score, 4),
-            "status": r.status.value,
-            "type": r.type.value,
-            "effective_from": r.effective_from,
-            "supersedes": list(r.supersedes),
-            "superseded_by": list(r.superseded_by),
-            "why": self.why,
-            "source": {
-                "id": r.source.id,
-                "said_by": r.source.said_by,
-                "captured_at": r.source.captured_at,
-                "locator": r.source.locator,
-            },
-        }
 
 
 @dataclass(frozen=True)
@@ -262,7 +231,7 @@ def recall(
     scope = [(g, iris[0]) for g, iris, _, _ in bound if len(iris) == 1 and by_entity.get(iris[0])]
     unscoped = [(s0, e0) for g, iris, s0, e0 in bound if len(iris) != 1 or not by_entity.get(iris[0])]
     spans = sorted(left + unscoped)
-    content = [w for s0, e0 in spans for w in words(text[s0:e0]) if w not in STOP and not CJK_ONLY.match(w)]
+    content = [w for s0, e0 in spans for w in terms(text[s0:e0]) if not CJK_ONLY.match(w)]
     runs = names.unbound_runs(text, left)
     suggestions = tuple((run, names.similar(run)) for run in runs)
     unknown = [run for run, similar in suggestions if similar or not _mentioned(cache, index, run)]
@@ -281,22 +250,28 @@ def recall(
         if len(iris) == 1 and by_entity.get(iris[0]):
             masked = masked[:a] + masked[b:]
     cvec = index.encoder.encode([masked if content else text])[0]
+    rival: Memory | None = None  # the best match owned by someone else, when someone named speaks here
+    whom = {e for _, e in scope}
     if scope:
         ids = set().union(*(by_entity[e] for _, e in scope))
         coverage = {i: sum(i in by_entity[e] for _, e in scope) for i in ids}
-        ranked, anywhere = _rank(cache, index, cvec, ids, content, cue_types, want_history, limits.scoped, coverage)
+        ranked, anywhere, weight = _rank(cache, index, cvec, ids, content, cue_types, want_history, limits.scoped,
+                                         coverage)
         tier = "recorded"
-        ranked, elsewhere_note, contrast = _own(cache, ids, {e for _, e in scope}, ranked)
+        ranked, elsewhere_note, contrast, speaks = whose.own(cache, ids, whom, ranked)
+        if speaks and ranked and content:
+            rival = whose.rival(cache, index, cvec, whom, weight, cue_types, want_history, ids,
+                                lambda r: _bag(cache, r))
         if elsewhere_note:
             notes.append(elsewhere_note)
             return none(f"nothing {_names(scope)} said or did matches the question")
         if not ranked:
-            elsewhere, _ = _rank(cache, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
+            elsewhere = _rank(cache, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})[0]
             if elsewhere:
                 notes.append(f"the closest record elsewhere, {elsewhere[0].record.id}, is not about {_names(scope)}")
             return none(f"nothing recorded about {_names(scope)} matches the question")
     else:
-        ranked, anywhere = _rank(cache, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
+        ranked, anywhere, _ = _rank(cache, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
         ranked, contrast = _first_person(store, all_words, ranked), 0.0
         tier = "guessed"
         if not ranked:
@@ -304,9 +279,15 @@ def recall(
     # The gate judges what it was fit on: a scope, and words to match besides the names ("Where
     # is Paris?" asks for what is recorded about Paris, whatever it says).
     model = gates.for_encoder(index.encoder.name) if scope and content else None
-    chance = model.probability(gates.features(ranked, contrast, anywhere, len(set(content)), True)) if model else None
+    lead = (rival.score - ranked[0].score) if rival is not None else 0.0
+    chance = (model.probability(gates.features(ranked, contrast, anywhere, len(set(content)), True, lead))
+              if model else None)
     if gate and model and not model.holds(chance):
         missing = [w for w in dict.fromkeys(content) if not any(w in m.why for m in ranked[:1])]
+        if rival is not None and lead > 0:
+            theirs = rival.record.source.said_by or rival.record.said_by or "someone else"
+            notes.append(f"{theirs}'s record {rival.record.id} matches the question better, but it is not "
+                         f"{whose.asked_names(store, whom)}'s own")
         return replace(none(f"the best match is too thin to hold the answer (chance {chance:.0%})"
                             + (f"; nothing matched {', '.join(repr(w) for w in missing[:4])}" if missing else "")),
                        probability=chance)
@@ -317,40 +298,6 @@ def recall(
     what = f"about {_names(scope)}" if scope else "found by similarity alone (model guess: no name bound)"
     summary = f"{len(memories)} record{'s' if len(memories) != 1 else ''} {what}"
     return Bundle(text, tier, summary, memories, tuple(scope), suggestions, budget, used, tuple(notes), chance)
-
-
-MENTION_WEIGHT = 0.5  # a record that only mentions whom the question asks about ranks at half its score
-
-
-def _own(cache: RecordCache, ids: set[str], asked: set[str], ranked: list[Memory]) -> tuple[list[Memory], str, float]:
-    """Whose record it is (:mod:`workbench.records.owners`): when someone the question names
-    speaks in this memory, the question is about what they said or did, so their own records
-    answer and records that merely mention or address them rank lower. When only such mentions
-    match, the answer is no memory, with a note naming whose record matched (the reader may see
-    it: recall reads their view). Returns the ranking, that note ("" when there is none) and the
-    best own record's score less the best mention's (0 when nobody named speaks here)."""
-    if not ranked:
-        return ranked, "", 0.0
-    store = cache.store
-    owner_of, speakers = owners(store, [m.record for m in ranked], cache.resolve)  # the rest only if need be:
-    if not asked & speakers and (unread := sorted(ids - set(owner_of))):  # does anyone asked about speak?
-        speakers |= owners(store, list(cache.load(unread).values()), cache.resolve)[1]
-    if not asked & speakers:
-        return ranked, "", 0.0  # nobody named speaks here (a project, a person only talked about)
-    mine = [m for m in ranked if owner_of.get(m.record.id, frozenset()) & asked]
-    if not mine:
-        best = ranked[0].record
-        whose = best.source.said_by or best.said_by
-        return [], f"{whose}'s record {best.id} matches, but it only mentions {_asked_names(store, asked)}", -1.0
-    rest = [replace(m, score=m.score * MENTION_WEIGHT, why=m.why + "; only mentions them") for m in ranked
-            if not owner_of.get(m.record.id, frozenset()) & asked]
-    contrast = mine[0].score - (max(m.score for m in rest) / MENTION_WEIGHT if rest else 0.0)
-    return sorted(mine + rest, key=lambda m: (-m.score, m.record.id)), "", contrast
-
-
-def _asked_names(store: Store, asked: set[str]) -> str:
-    found = entities.describe(store, sorted(asked))
-    return " and ".join(e.names[0] if e.names else e.iri for e in found) or "them"
 
 
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "our", "us"})
@@ -374,9 +321,14 @@ def _first_person(store: Store, asked: set[str], ranked: list[Memory]) -> list[M
 def _mentioned(cache: RecordCache, index: VectorIndex, phrase: str) -> bool:
     """Does any recallable record contain a word of ``phrase``? (Its nearest records by
     vector are the ones that would; their text is checked word by word.)"""
-    want = set(words(phrase))
+    want = set(terms(phrase))
     hits = index.search(index.encoder.encode([phrase])[0], 10)
     return any(want & cache.words(r) for r in cache.load(i for i, _ in hits).values())
+
+
+def _bag(cache: RecordCache, record: Record) -> frozenset[str]:
+    """A record's terms; a record of a type the question asks for ("what did Dana decide?") holds its cue words."""
+    return cache.words(record) | CUE_TERMS.get(record.type, frozenset())
 
 
 def _names(scope: Sequence[tuple[str, str]]) -> str:
@@ -393,22 +345,22 @@ def _rank(
     want_history: bool,
     floor: float,
     coverage: dict[str, int],
-) -> tuple[list[Memory], float]:
+) -> tuple[list[Memory], float, dict[str, float]]:
     """Candidates scored and sorted best first, those that do not match the content dropped;
-    and the share of the question's salience any candidate holds."""
+    the share of the question's salience any candidate holds; and that salience, term by term."""
     hits = index.search(qvec, len(ids) if ids is not None else 50, within=ids)
     if not hits:
-        return [], 0.0
+        return [], 0.0, {}
     found = cache.load(i for i, _ in hits)
 
     def lexicon() -> Lexicon:
-        # A record of a type the question asks for ("what did Dana decide?") matches the cue word.
-        return Lexicon({rid: cache.words(r) | TYPE_CUES.get(r.type, frozenset()) for rid, r in found.items()})
+        return Lexicon({rid: _bag(cache, r) for rid, r in found.items()})
 
     # A scope's words are indexed once per store version; the nearest records of a question
     # without a scope differ every time.
     lex = cache.remember(("lexicon", frozenset(ids)), lexicon) if ids is not None else lexicon()
-    held = lex.coverage(lex.salience(content))
+    weight = lex.salience(content)
+    held = lex.coverage(weight)
     top_cover = max(coverage.values(), default=0)
     out = []
     for rid, cos in hits:
@@ -433,7 +385,7 @@ def _rank(
         why = f"shares {', '.join(shared)}" if shared else f"similar wording (cosine {cos:.2f})"
         out.append(Memory(rec, score, "recorded", why, kw, cos))
     out.sort(key=lambda m: (-m.score, m.record.id))
-    return out, held.anywhere if found else 0.0
+    return out, held.anywhere if found else 0.0, weight
 
 
 def _cut(ranked: list[Memory], budget: Purpose) -> tuple[list[Memory], int]:

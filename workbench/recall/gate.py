@@ -24,7 +24,7 @@ import numpy as np
 from workbench.resources import DATA_DIR
 
 if TYPE_CHECKING:
-    from workbench.recall.bundles import Memory
+    from workbench.recall.memory import Memory
 
 MODEL = DATA_DIR / "recall-gate.json"
 FEATURES = (
@@ -36,6 +36,7 @@ FEATURES = (
     "found_anywhere",  # the share of the question's salience that any record in scope holds
     "terms",  # how many content terms the question has, over 5
     "scoped",  # 1 when a name bound a scope (the gate judges only those: always 1 for now)
+    "rival_lead",  # the best match owned by someone else in the memory, less the best in scope (0: none)
 )
 
 
@@ -61,11 +62,13 @@ class Gate:
                 "threshold": round(self.threshold, 4)}
 
 
-def features(ranked: Sequence[Memory], contrast: float, anywhere: float, terms: int, scoped: bool) -> list[float]:
+def features(ranked: Sequence[Memory], contrast: float, anywhere: float, terms: int, scoped: bool,
+             rival_lead: float) -> list[float]:
     """What the gate reads (:data:`workbench.recall.gate.FEATURES`, in that order)."""
     top = ranked[0]
     margin = top.score - (ranked[1].score if len(ranked) > 1 else 0.0)
-    return [top.coverage, top.cosine, top.score, margin, contrast, anywhere, min(terms, 10) / 5, float(scoped)]
+    return [top.coverage, top.cosine, top.score, margin, contrast, anywhere, min(terms, 10) / 5, float(scoped),
+            rival_lead]
 
 
 @cache

@@ -32,9 +32,9 @@ def spot_names(store: Store, text: str, cache: RecordCache | None = None,
                 break
             start, end = spans[i][0], spans[i + n - 1][1]
             piece = text[start:end].rstrip("'’-")
-            for variant in (piece, re.sub(r"['’]s$", "", piece)):  # "Ravi's" -> "Ravi"
+            for variant in (piece, re.sub(r"['’]s$", "", piece), _bare_possessive(piece)):  # "Ravi's" -> "Ravi"
                 if variant:
-                    grams[(start, start + len(variant))] = variant
+                    grams.setdefault((start, start + len(variant)), variant)
     keys = {name_key(g) for g in grams.values()}
     found = cache.resolve(keys) if cache else entities.resolve_keys(store, keys)
     hits = [(g, found[name_key(g)], s, e) for (s, e), g in grams.items() if found.get(name_key(g))]
@@ -46,6 +46,16 @@ def spot_names(store: Store, text: str, cache: RecordCache | None = None,
     taken.sort(key=lambda h: h[2])
     left = [(s, e) for s, e in spans if all(e <= t[2] or s >= t[3] for t in taken)]
     return taken, left
+
+
+def _bare_possessive(piece: str) -> str:
+    """"Ravis" -> "Ravi": a capitalised name typed with its possessive s and no apostrophe
+    ("What was Ravis time?"). It binds only if the whole word binds nothing (the longest
+    binding wins, and "Ravis" itself is looked up too)."""
+    last = piece.rsplit(" ", 1)[-1]
+    if len(last) >= 4 and last[0].isupper() and last.endswith("s") and not last.endswith("ss") and last[:-1].isalpha():
+        return piece[:-1]
+    return ""
 
 
 def scope_records(store: Store, iris: Sequence[str]) -> dict[str, set[str]]:

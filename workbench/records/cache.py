@@ -19,7 +19,7 @@ from workbench.ids import record_iri
 from workbench.names import entities
 from workbench.store import Store
 from workbench.values.records import Record
-from workbench.vectors.encoders import words
+from workbench.vectors.encoders import terms
 
 LIMIT = 100_000  # records kept at most; past it the cache starts again (about 2 KB a record)
 T = TypeVar("T")
@@ -61,10 +61,11 @@ class RecordCache:
         return {i: r for i in want if (r := self._records.get(i)) is not None}
 
     def words(self, record: Record) -> frozenset[str]:
-        """The words of a record's statement and of its source's text, as :func:`words` reads them."""
+        """The content terms of a record's statement and of its source's text, as recall's coverage
+        reads them (:func:`workbench.recall.coverage.terms`)."""
         hit = self._words.get(record.id)
         if hit is None:
-            hit = self._words[record.id] = frozenset(words(" ".join([record.statement, record.source.text or ""])))
+            hit = self._words[record.id] = frozenset(terms(" ".join([record.statement, record.source.text or ""])))
         return hit
 
     def resolve(self, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:

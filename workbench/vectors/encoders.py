@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+import simplemma
+import snowballstemmer
 
 from workbench.errors import Invalid, Unsupported
 from workbench.resources import HERE
@@ -80,16 +82,41 @@ def stem(word: str) -> str:
     return word
 
 
-def words(text: str) -> list[str]:
-    """Case-folded, NFKC-normalised, stemmed word tokens; Chinese, Japanese and Korean characters
-    one by one (they are not written with spaces)."""
+def tokens(text: str) -> list[str]:
+    """Case-folded, NFKC-normalised word tokens; Chinese, Japanese and Korean characters one by
+    one (they are not written with spaces)."""
     out = []
     for token in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if _CJK.search(token):
-            out += [c if _CJK.match(c) else stem(c) for c in _SPLIT.findall(token)]
-        else:
-            out.append(stem(token))
+        out += _SPLIT.findall(token) if _CJK.search(token) else [token]
     return out
+
+
+def words(text: str) -> list[str]:
+    """:func:`tokens`, stemmed (Chinese, Japanese and Korean characters as they are)."""
+    return [t if _CJK.match(t) else stem(t) for t in tokens(text)]
+
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65_536)
+def term(token: str) -> str:
+    """A word as coverage matches it: its dictionary form, then its stem, so that the irregular
+    forms of a verb meet ("sold" ~ "sell", "ran" ~ "run", "gave" ~ "give") and so do a word's
+    endings ("teaches" ~ "teach", "studies" ~ "study"). Only for words of Latin script; others
+    are kept as they are.
+
+    >>> [term(w) for w in ["sold", "sell", "studies", "studying", "ran", "tried", "try"]]
+    ['sell', 'sell', 'studi', 'studi', 'run', 'tri', 'tri']
+    """
+    if not token.isascii():
+        return token
+    return str(_STEMMER.stemWord(simplemma.lemmatize(token, lang="en")))
+
+
+def terms(text: str) -> list[str]:
+    """The content terms of ``text``: its words less stop words, each as :func:`term` reads it."""
+    return [t for w in tokens(text) if w not in STOPWORDS and (t := term(w)) not in STOP_TERMS]
 
 
 def _bucket(feature: str, dim: int) -> tuple[int, float]:
@@ -120,6 +147,7 @@ STOPWORDS = wordset(
 
 
 _STOP_STEMS = STOPWORDS | {stem(w) for w in STOPWORDS}
+STOP_TERMS = frozenset(term(w) for w in STOPWORDS)
 
 
 class HashingEncoder:
