@@ -9,9 +9,13 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from workbench.recall import whose
+from workbench.recall.memory import Memory
+from workbench.records.cache import RecordCache
 from workbench.records.owners import owners_of
 from workbench.service import Workbench
 from workbench.service.evaluation import load_set
@@ -177,5 +181,30 @@ def test_a_name_typed_with_its_possessive_s_and_no_apostrophe_binds(tmp_path: Pa
         assert wb.recall("What breed is Ravis puppy?").ids[:1] == ["r1"]
         unknown = wb.recall("What did Ninas trip show her?")  # "Nina" is no name here: Ninas stays unbound
         assert unknown.tier == "no_memory" and unknown.suggestions[0][0] == "Ninas"
+    finally:
+        wb.close()
+
+
+def test_the_gate_is_told_when_a_mere_mention_still_ranks_first(tmp_path: Path) -> None:
+    """Mentions rank at half their score; when one still outranks every record of the asked
+    person's own, the question has likely mixed two people up, and the gate reads that."""
+    wb = _store(tmp_path, TALK)
+    try:
+        cache = RecordCache(wb.store)
+        cache.check()
+        found = cache.load(["r1", "r2", "r3"])
+        priya = {wb.resolve("Priya").entity or ""}
+
+        def ranked(mention: float, own_best: float) -> list[Memory]:
+            return [Memory(found["r1"], mention, "recorded", ""), Memory(found["r2"], own_best, "recorded", ""),
+                    Memory(found["r3"], 0.1, "recorded", "")]
+
+        first = whose.own(cache, {"r1", "r2", "r3"}, priya, ranked(0.9, 0.3))
+        assert first.speaks and first.mention_first and first.ranked[0].record.id == "r1"
+        assert first.contrast == pytest.approx(0.3 - 0.9)
+        behind = whose.own(cache, {"r1", "r2", "r3"}, priya, ranked(0.9, 0.5))
+        assert not behind.mention_first and behind.ranked[0].record.id == "r2"
+        only = whose.own(cache, {"r1", "r2", "r3"}, priya, ranked(0.9, 0.5)[:1])  # Priya speaks, in r2 and r3
+        assert only.ranked == [] and only.note == "Ravi's record r1 matches, but it only mentions Priya"
     finally:
         wb.close()

@@ -258,8 +258,9 @@ def recall(
         ranked, anywhere, weight = _rank(cache, index, cvec, ids, content, cue_types, want_history, limits.scoped,
                                          coverage)
         tier = "recorded"
-        ranked, elsewhere_note, contrast, speaks = whose.own(cache, ids, whom, ranked)
-        if speaks and ranked and content:
+        owned = whose.own(cache, ids, whom, ranked)
+        ranked, elsewhere_note, contrast, mention_first = owned.ranked, owned.note, owned.contrast, owned.mention_first
+        if owned.speaks and ranked and content:
             rival = whose.rival(cache, index, cvec, whom, weight, cue_types, want_history, ids,
                                 lambda r: _bag(cache, r))
         if elsewhere_note:
@@ -272,7 +273,7 @@ def recall(
             return none(f"nothing recorded about {_names(scope)} matches the question")
     else:
         ranked, anywhere, _ = _rank(cache, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
-        ranked, contrast = _first_person(store, all_words, ranked), 0.0
+        ranked, contrast, mention_first = _first_person(store, all_words, ranked), 0.0, False
         tier = "guessed"
         if not ranked:
             return none("no name in the question binds and no record matches it")
@@ -280,7 +281,8 @@ def recall(
     # is Paris?" asks for what is recorded about Paris, whatever it says).
     model = gates.for_encoder(index.encoder.name) if scope and content else None
     lead = (rival.score - ranked[0].score) if rival is not None else 0.0
-    chance = (model.probability(gates.features(ranked, contrast, anywhere, len(set(content)), True, lead))
+    chance = (model.probability(gates.features(ranked, contrast, anywhere, len(set(content)), True, lead,
+                                               mention_first))
               if model else None)
     if gate and model and not model.holds(chance):
         missing = [w for w in dict.fromkeys(content) if not any(w in m.why for m in ranked[:1])]

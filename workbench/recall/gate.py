@@ -37,6 +37,7 @@ FEATURES = (
     "terms",  # how many content terms the question has, over 5
     "scoped",  # 1 when a name bound a scope (the gate judges only those: always 1 for now)
     "rival_lead",  # the best match owned by someone else in the memory, less the best in scope (0: none)
+    "mention_first",  # 1 when a record that only mentions whom the question asks about still ranks first
 )
 
 
@@ -63,12 +64,12 @@ class Gate:
 
 
 def features(ranked: Sequence[Memory], contrast: float, anywhere: float, terms: int, scoped: bool,
-             rival_lead: float) -> list[float]:
+             rival_lead: float, mention_first: bool) -> list[float]:
     """What the gate reads (:data:`workbench.recall.gate.FEATURES`, in that order)."""
     top = ranked[0]
     margin = top.score - (ranked[1].score if len(ranked) > 1 else 0.0)
     return [top.coverage, top.cosine, top.score, margin, contrast, anywhere, min(terms, 10) / 5, float(scoped),
-            rival_lead]
+            rival_lead, float(mention_first)]
 
 
 @cache

@@ -8,7 +8,7 @@ question has mixed two people up. Step 4 of recall (:mod:`workbench.recall.bundl
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,32 +25,42 @@ from workbench.vectors.index import VectorIndex
 MENTION_WEIGHT = 0.5  # a record that only mentions whom the question asks about ranks at half its score
 
 
-def own(cache: RecordCache, ids: set[str], asked: set[str], ranked: list[Memory],
-        ) -> tuple[list[Memory], str, float, bool]:
+@dataclass(frozen=True)
+class Owned:
+    """A scope's ranking read for whose record each is (:func:`own`)."""
+
+    ranked: list[Memory]  # own records first at their score, mentions at MENTION_WEIGHT of theirs
+    note: str = ""  # when only mentions matched: whose record did (then ``ranked`` is empty)
+    contrast: float = 0.0  # the best own record's score less the best mention's (0: nobody named speaks)
+    speaks: bool = False  # whether anyone the question names speaks here
+    mention_first: bool = False  # whether a mention still ranks first, above every own record
+
+
+def own(cache: RecordCache, ids: set[str], asked: set[str], ranked: list[Memory]) -> Owned:
     """Whose record it is (:mod:`workbench.records.owners`): when someone the question names
     speaks in this memory, the question is about what they said or did, so their own records
     answer and records that merely mention or address them rank lower. When only such mentions
     match, the answer is no memory, with a note naming whose record matched (the reader may see
-    it: recall reads their view). Returns the ranking, that note ("" when there is none), the
-    best own record's score less the best mention's (0 when nobody named speaks here), and
-    whether anyone named speaks here."""
+    it: recall reads their view)."""
     if not ranked:
-        return ranked, "", 0.0, False
+        return Owned(ranked)
     store = cache.store
     owner_of, speakers = owners(store, [m.record for m in ranked], cache.resolve)  # the rest only if need be:
     if not asked & speakers and (unread := sorted(ids - set(owner_of))):  # does anyone asked about speak?
         speakers |= owners(store, list(cache.load(unread).values()), cache.resolve)[1]
     if not asked & speakers:
-        return ranked, "", 0.0, False  # nobody named speaks here (a project, a person only talked about)
+        return Owned(ranked)  # nobody named speaks here (a project, a person only talked about)
     mine = [m for m in ranked if owner_of.get(m.record.id, frozenset()) & asked]
     if not mine:
         best = ranked[0].record
         whose = best.source.said_by or best.said_by
-        return [], f"{whose}'s record {best.id} matches, but it only mentions {asked_names(store, asked)}", -1.0, True
+        return Owned([], f"{whose}'s record {best.id} matches, but it only mentions {asked_names(store, asked)}",
+                     -1.0, True, True)
     rest = [replace(m, score=m.score * MENTION_WEIGHT, why=m.why + "; only mentions them") for m in ranked
             if not owner_of.get(m.record.id, frozenset()) & asked]
     contrast = mine[0].score - (max(m.score for m in rest) / MENTION_WEIGHT if rest else 0.0)
-    return sorted(mine + rest, key=lambda m: (-m.score, m.record.id)), "", contrast, True
+    out = sorted(mine + rest, key=lambda m: (-m.score, m.record.id))
+    return Owned(out, "", contrast, True, out[0] is not mine[0])
 
 
 RIVALS = 20  # the nearest records anywhere in the memory that are weighed as someone else's
