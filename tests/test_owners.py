@@ -208,3 +208,17 @@ def test_the_gate_is_told_when_a_mere_mention_still_ranks_first(tmp_path: Path) 
         assert only.ranked == [] and only.note == "Ravi's record r1 matches, but it only mentions Priya"
     finally:
         wb.close()
+
+
+def test_what_matched_and_what_did_not_is_said_in_the_questions_own_words(tmp_path: Path) -> None:
+    """Terms are matched in their dictionary form and stemmed ("studying" as "studi"); what a
+    user reads names the words as they typed them."""
+    wb = _c01(tmp_path)
+    try:
+        stopped = wb.recall("What is Sofia studying in the evenings?")
+        assert stopped.tier == "no_memory" and "nothing matched 'studying', 'evenings'" in stopped.summary
+        found = wb.recall("What did Mei sell at the weekend market")
+        assert found.memories[0].why == "shares market, sell, weekend"  # her record says "sold"
+        assert "sold" in found.memories[0].record.statement
+    finally:
+        wb.close()

@@ -34,13 +34,13 @@ from workbench.names import entities
 from workbench.names.suggestions import NameIndex
 from workbench.recall import gate as gates
 from workbench.recall import whose
-from workbench.recall.coverage import MIN_COVERAGE, Lexicon
+from workbench.recall.coverage import MIN_COVERAGE, Lexicon, slip
 from workbench.recall.memory import Memory as Memory  # re-exported: a bundle holds them
 from workbench.recall.scope import CJK_ONLY, scope_records, spot_names
 from workbench.records.cache import RecordCache
 from workbench.store import Store
 from workbench.values.records import Record, RecordType, Source, Status
-from workbench.vectors.encoders import stem, terms, words
+from workbench.vectors.encoders import stem, term, terms, tokens, words
 from workbench.vectors.index import VectorIndex
 
 MAX_CHARS = 10_000
@@ -232,6 +232,10 @@ def recall(
     unscoped = [(s0, e0) for g, iris, s0, e0 in bound if len(iris) != 1 or not by_entity.get(iris[0])]
     spans = sorted(left + unscoped)
     content = [w for s0, e0 in spans for w in terms(text[s0:e0]) if not CJK_ONLY.match(w)]
+    shown: dict[str, str] = {}  # each term as the question wrote it ("studi" -> "studying"), for what users read
+    for s0, e0 in spans:
+        for t in tokens(text[s0:e0]):
+            shown.setdefault(term(t), t)
     runs = names.unbound_runs(text, left)
     suggestions = tuple((run, names.similar(run)) for run in runs)
     unknown = [run for run, similar in suggestions if similar or not _mentioned(cache, index, run)]
@@ -256,7 +260,7 @@ def recall(
         ids = set().union(*(by_entity[e] for _, e in scope))
         coverage = {i: sum(i in by_entity[e] for _, e in scope) for i in ids}
         ranked, anywhere, weight = _rank(cache, index, cvec, ids, content, cue_types, want_history, limits.scoped,
-                                         coverage)
+                                         coverage, shown)
         tier = "recorded"
         owned = whose.own(cache, ids, whom, ranked)
         ranked, elsewhere_note, contrast, mention_first = owned.ranked, owned.note, owned.contrast, owned.mention_first
@@ -267,12 +271,13 @@ def recall(
             notes.append(elsewhere_note)
             return none(f"nothing {_names(scope)} said or did matches the question")
         if not ranked:
-            elsewhere = _rank(cache, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})[0]
+            elsewhere = _rank(cache, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {}, shown)[0]
             if elsewhere:
                 notes.append(f"the closest record elsewhere, {elsewhere[0].record.id}, is not about {_names(scope)}")
             return none(f"nothing recorded about {_names(scope)} matches the question")
     else:
-        ranked, anywhere, _ = _rank(cache, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {})
+        ranked, anywhere, _ = _rank(cache, index, cvec, None, content, cue_types, want_history, limits.fuzzy, {},
+                                    shown)
         ranked, contrast, mention_first = _first_person(store, all_words, ranked), 0.0, False
         tier = "guessed"
         if not ranked:
@@ -285,7 +290,8 @@ def recall(
                                                mention_first))
               if model else None)
     if gate and model and not model.holds(chance):
-        missing = [w for w in dict.fromkeys(content) if not any(w in m.why for m in ranked[:1])]
+        top = _bag(cache, ranked[0].record)
+        missing = [shown.get(w, w) for w in dict.fromkeys(content) if w not in top and not slip(w, top)]
         if rival is not None and lead > 0:
             theirs = rival.record.source.said_by or rival.record.said_by or "someone else"
             notes.append(f"{theirs}'s record {rival.record.id} matches the question better, but it is not "
@@ -347,9 +353,11 @@ def _rank(
     want_history: bool,
     floor: float,
     coverage: dict[str, int],
+    shown: dict[str, str],
 ) -> tuple[list[Memory], float, dict[str, float]]:
     """Candidates scored and sorted best first, those that do not match the content dropped;
-    the share of the question's salience any candidate holds; and that salience, term by term."""
+    the share of the question's salience any candidate holds; and that salience, term by term.
+    ``shown`` gives each term as the question wrote it, for the reasons users read."""
     hits = index.search(qvec, len(ids) if ids is not None else 50, within=ids)
     if not hits:
         return [], 0.0, {}
@@ -384,7 +392,8 @@ def _rank(
             score *= 0.6 + 0.4 * coverage.get(rid, 0) / top_cover
         if rec.status is Status.SUPERSEDED:
             score *= 0.8
-        why = f"shares {', '.join(shared)}" if shared else f"similar wording (cosine {cos:.2f})"
+        held_words = ", ".join(shown.get(t, t) for t in shared)
+        why = f"shares {held_words}" if shared else f"similar wording (cosine {cos:.2f})"
         out.append(Memory(rec, score, "recorded", why, kw, cos))
     out.sort(key=lambda m: (-m.score, m.record.id))
     return out, held.anywhere if found else 0.0, weight
