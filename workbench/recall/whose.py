@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from workbench.names import entities
-from workbench.recall.coverage import slip
+from workbench.recall.coverage import Lexicon
 from workbench.recall.memory import Memory
 from workbench.recall.scope import scope_records
 from workbench.records.cache import RecordCache
@@ -63,7 +63,7 @@ def own(cache: RecordCache, ids: set[str], asked: set[str], ranked: list[Memory]
     return Owned(out, "", contrast, True, out[0] is not mine[0])
 
 
-RIVALS = 20  # the nearest records anywhere in the memory that are weighed as someone else's
+RIVALS = 20  # the nearest records of the people the asked one talks with, weighed as someone else's
 
 
 def rival(cache: RecordCache, index: VectorIndex, qvec: np.ndarray, asked: set[str], weight: dict[str, float],
@@ -83,7 +83,7 @@ def rival(cache: RecordCache, index: VectorIndex, qvec: np.ndarray, asked: set[s
     hits = index.search(qvec, RIVALS, within=theirs)
     found = cache.load(i for i, _ in hits)
     owner_of, _ = owners(cache.store, list(found.values()), cache.resolve)
-    total = sum(weight.values())
+    held = Lexicon({rid: bag_of(r) for rid, r in found.items()}).coverage(weight)
     best: Memory | None = None
     for rid, cos in hits:
         rec = found.get(rid)
@@ -91,12 +91,10 @@ def rival(cache: RecordCache, index: VectorIndex, qvec: np.ndarray, asked: set[s
             continue
         if rec.status is Status.SUPERSEDED and not want_history:
             continue
-        bag = bag_of(rec)
-        terms = [w for w in weight if w in bag or slip(w, bag)]
-        kw = sum(weight[w] for w in terms) / total if total > 0 else 0.0
+        kw = held.shares.get(rid, 0.0)
         score = 0.5 * kw + 0.5 * max(cos, 0.0) + (0.1 if rec.type in cue_types else 0.0)
         if best is None or score > best.score:
-            best = Memory(rec, score, "recorded", f"shares {', '.join(terms)}" if terms else "", kw, cos)
+            best = Memory(rec, score, "recorded", "", kw, cos)
     return best
 
 

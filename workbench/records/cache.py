@@ -62,7 +62,7 @@ class RecordCache:
 
     def words(self, record: Record) -> frozenset[str]:
         """The content terms of a record's statement and of its source's text, as recall's coverage
-        reads them (:func:`workbench.recall.coverage.terms`)."""
+        reads them (:func:`workbench.vectors.encoders.terms`)."""
         hit = self._words.get(record.id)
         if hit is None:
             hit = self._words[record.id] = frozenset(terms(" ".join([record.statement, record.source.text or ""])))

@@ -103,8 +103,8 @@ _STEMMER = snowballstemmer.stemmer("english")
 def term(token: str) -> str:
     """A word as coverage matches it: its dictionary form, then its stem, so that the irregular
     forms of a verb meet ("sold" ~ "sell", "ran" ~ "run", "gave" ~ "give") and so do a word's
-    endings ("teaches" ~ "teach", "studies" ~ "study"). Only for words of Latin script; others
-    are kept as they are.
+    endings ("teaches" ~ "teach", "studies" ~ "study"). English only: a word with letters
+    outside ASCII ("café", 巴) is kept as it is.
 
     >>> [term(w) for w in ["sold", "sell", "studies", "studying", "ran", "tried", "try"]]
     ['sell', 'sell', 'studi', 'studi', 'run', 'tri', 'tri']
