@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # System packages for Workbench's tests on Debian (and Ubuntu): Chromium, which the query editor's
-# browser test (tests/test_editor.py) drives through Playwright at /usr/bin/chromium.
+# browser test (tests/test_editor.py) drives through Playwright at /usr/bin/chromium, and Virtuoso
+# open source, the second real SPARQL engine the store contract and the leak matrix run on
+# (tests/conftest.py starts `virtuoso-t` on free ports with its own database folder).
 # Idempotent: installs only what is missing, so it is safe to run again. Needs root or sudo.
 set -euo pipefail
 
-packages=(chromium chromium-driver)
+packages=(chromium chromium-driver virtuoso-opensource)
 
 missing=()
 for package in "${packages[@]}"; do
@@ -25,3 +27,4 @@ else
 fi
 
 /usr/bin/chromium --version 2>/dev/null  # its wrapper script chatters on stderr
+virtuoso-t -? 2>&1 | head -n 2 | tail -n 1  # its version (it prints its usage on stderr)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.conftest import OxigraphServer
 from workbench.cli import main
 
 
@@ -133,3 +134,23 @@ def test_a_store_that_is_not_there(tmp_path: Path) -> None:
 def test_store_and_endpoint_together_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--store", str(tmp_path), "--endpoint", "http://127.0.0.1:9", "stats"])
     assert result.exit_code == 2
+
+
+def test_an_update_endpoint_without_an_endpoint_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["--store", str(tmp_path), "--update-endpoint", "http://127.0.0.1:9/u", "stats"])
+    assert result.exit_code == 2
+    assert "--update-endpoint goes with --endpoint" in result.output
+
+
+def test_the_update_endpoint_is_where_writes_go(oxigraph_server: OxigraphServer) -> None:
+    """A query URL whose updates are elsewhere (here: /query, named as its own update URL, which
+    Oxigraph refuses), then the right one named."""
+    oxigraph_server.clear()
+    query = f"{oxigraph_server.url}/query"
+    wrong = CliRunner().invoke(main, ["--endpoint", query, "--update-endpoint", query, "init"])
+    assert wrong.exit_code == 1 and f"{query} answered" in wrong.stderr
+    right = CliRunner().invoke(main, ["--endpoint", query, "--update-endpoint", f"{oxigraph_server.url}/update",
+                                      "init", "--sample"])
+    assert right.exit_code == 0, right.stderr
+    asked = CliRunner().invoke(main, ["--endpoint", query, "ask", "my car", "needs", "gas"])
+    assert asked.output.startswith("[derived] Yes (derived: gasoline).")

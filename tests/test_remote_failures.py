@@ -154,7 +154,15 @@ def answer(status: int, body: bytes, content_type: str = "application/sparql-res
     return reply
 
 
-ASK_TRUE = answer(200, b'{"head": {}, "boolean": true}')
+# The store's opening query (RemoteStore._probe): an IRI, a literal with a language, a typed one.
+OPENED = answer(200, b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "uri", "value": "urn:wb:probe"}}, '
+                b'{"x": {"type": "literal", "xml:lang": "en", "value": "a"}}, {"x": {"type": "literal", '
+                b'"datatype": "http://www.w3.org/2001/XMLSchema#integer", "value": "1"}}]}}')
+
+
+def opening(body: bytes) -> bool:
+    """Whether a request is the store's opening query (queries come form-encoded)."""
+    return b"urn%3Awb%3Aprobe" in body
 
 
 def timed(fn: Callable[[], object]) -> tuple[BaseException | None, float]:
@@ -193,7 +201,7 @@ def test_silent_server_is_unavailable_within_the_timeout(silent_url: str) -> Non
 def test_server_silent_after_open_is_unavailable_within_the_timeout(fake: Callable[[Reply], FakeSparql]) -> None:
     def ask_then_silence(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
         if len(server.requests) == 1:
-            ASK_TRUE(h, stop)
+            OPENED(h, stop)
         else:
             stop.wait(30)
 
@@ -259,7 +267,7 @@ def test_garbage_answer_is_unavailable_mentioning_garbage(fake: Callable[[Reply]
 
 def test_garbage_after_open_is_unavailable(fake: Callable[[Reply], FakeSparql]) -> None:
     def ask_then_garbage(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
-        (ASK_TRUE if len(server.requests) == 1 else answer(200, b"<html>maintenance</html>"))(h, stop)
+        (OPENED if len(server.requests) == 1 else answer(200, b"<html>maintenance</html>"))(h, stop)
 
     server = fake(ask_then_garbage)
     wb = Workbench.open(server.url, timeout=1)
@@ -277,9 +285,11 @@ def test_truncated_answer_is_unavailable(fake: Callable[[Reply], FakeSparql]) ->
 
 @bug("a server answering SELECT results to the opening ASK is reported as Invalid('expected an ASK "
      "query'), a 400 blaming the user's input, instead of StoreUnavailable")
-def test_wrong_kind_of_results_is_unavailable(fake: Callable[[Reply], FakeSparql]) -> None:
-    server = fake(answer(200, b'{"head": {"vars": ["x"]}, "results": {"bindings": []}}'))
-    with pytest.raises(StoreUnavailable):
+@pytest.mark.parametrize("body", [b'{"head": {"vars": ["x"]}, "results": {"bindings": []}}',
+                                  b'{"head": {}, "boolean": true}'], ids=["an empty table", "a boolean"])
+def test_wrong_kind_of_results_is_unavailable(fake: Callable[[Reply], FakeSparql], body: bytes) -> None:
+    server = fake(answer(200, body))
+    with pytest.raises(StoreUnavailable, match="does not answer SPARQL queries as expected"):
         Workbench.open(server.url, timeout=1)
 
 
@@ -300,7 +310,7 @@ def test_error_status_on_update_is_unavailable(fake: Callable[[Reply], FakeSparq
         if h.path.endswith("/update"):
             answer(500, b"disk full", "text/plain")(h, stop)
         else:
-            ASK_TRUE(h, stop)
+            OPENED(h, stop)
 
     server = fake(ask_ok_update_fails)
     store = RemoteStore(server.url, timeout=1)
@@ -359,9 +369,9 @@ SELECT_ONE = answer(200, b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"
 
 
 def ask_then(reply: Reply, requests: Callable[[], list[bytes]]) -> Reply:
-    """ASK true to the opening ``ASK {}``, ``reply`` to the rest."""
+    """The opening query answered as a standard server would, ``reply`` to the rest."""
     def reply_to(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
-        (ASK_TRUE if requests()[-1] == b"ASK {}" else reply)(h, stop)
+        (OPENED if opening(requests()[-1]) else reply)(h, stop)
     return reply_to
 
 
@@ -388,8 +398,7 @@ def test_select_prefers_tsv_and_reads_what_the_server_sends(fake: Callable[..., 
     server = fake(ask_then(tsv, lambda: server.requests), keep_alive=True)
     store = RemoteStore(server.url, timeout=2)
     assert [r["x"].value for r in store.select("SELECT ?x WHERE { ?x ?p ?o }")] == ["urn:b"]  # type: ignore[union-attr]
-    assert server.accepts[0].startswith("application/sparql-results+json")  # the ASK
-    assert server.accepts[1].startswith("text/tab-separated-values")
+    assert all(a.startswith("text/tab-separated-values") for a in server.accepts)  # the opening query's too
     store.close()
 
 
@@ -406,7 +415,7 @@ def test_an_update_is_never_sent_twice(fake: Callable[..., FakeSparql]) -> None:
         if h.path.endswith("/update"):
             h.close_connection = True  # no answer at all: the client cannot know whether it landed
         else:
-            ASK_TRUE(h, stop)
+            OPENED(h, stop)
 
     server = fake(drop_updates, keep_alive=True)
     store = RemoteStore(server.url, timeout=2)

@@ -33,7 +33,7 @@ from tests.test_server import Server
 from workbench.access.views import ViewStore
 from workbench.errors import Forbidden, NotFound, WorkbenchError
 from workbench.service import Workbench
-from workbench.store import Batch, MemoryStore
+from workbench.store import Batch, MemoryStore, RemoteStore, Store
 
 PRIVATE = [
     {"id": "p-van-1", "statement": "The Secret Van is a petrol car; we keep it in Zanzibar.", "type": "observation",
@@ -370,13 +370,23 @@ def _copy(path: Path) -> Path:
 AGENTS = ["alice", "bob", "group:g1", "group:g2"]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("backend", ["memory", "oxigraph", "virtuoso"])
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(
     visibility=st.lists(st.lists(st.sampled_from(AGENTS), max_size=2, unique=True), min_size=1, max_size=6),
     groups=st.lists(st.sampled_from(["group:g1", "group:g2"]), unique=True),
 )
-def test_a_reader_sees_exactly_the_records_of_visible_sources(visibility: list[list[str]], groups: list[str]) -> None:
-    wb = Workbench(MemoryStore(), user="root", clock=lambda: FIXED_NOW)
+def test_a_reader_sees_exactly_the_records_of_visible_sources(backend: str, request: pytest.FixtureRequest,
+                                                              visibility: list[list[str]], groups: list[str]) -> None:
+    """Over random visibility, on the store in memory and on both real engines (their readers
+    read views built from the server)."""
+    store: Store = MemoryStore()
+    if backend != "memory":
+        server = request.getfixturevalue(f"{backend}_server")
+        server.clear()
+        store = RemoteStore(server.url)
+    wb = Workbench(store, user="root", clock=lambda: FIXED_NOW)
     wb.init()
     records = [{"id": f"r{i}", "statement": f"Note {i}.", "type": "observation", "about": [f"Thing {i}"],
                 "visible_to": vis, "source": {"id": f"s{i}", "said_by": "me"}}
@@ -395,6 +405,7 @@ def test_a_reader_sees_exactly_the_records_of_visible_sources(visibility: list[l
     names = {n for e in seen.entities() for n in e.names}
     assert {f"Thing {i}" for i, r in enumerate(records) if r["id"] in expected} <= names
     assert not {f"Thing {i}" for i, r in enumerate(records) if r["id"] not in expected} & names
+    wb.close()
 
 
 def test_on_every_backend(wb: Workbench, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from workbench.ids import META_GRAPH
 from workbench.records import effective
 from workbench.rules.engine import Engine
 from workbench.store import Store
+from workbench.store.base import truth
 from workbench.values.answers import Answer, Finding, Recorded, Tier
 from workbench.values.rules import RuleSet
 from workbench.vocab import PREFIXES, RDF, RDFS, WB
@@ -84,7 +85,7 @@ def _events(store: Store, kinds: Iterable[ox.NamedNode], about: ox.NamedNode | N
         ev.types.add(((e, RDF.type, k), r))
         if (day := _day(row["ef"])) is not None:
             ev.days.add(day)
-        if about is not None and isinstance(row["tied"], ox.Literal) and row["tied"].value == "true":
+        if about is not None and truth(row["tied"]):
             ev.about_ties.add(((r, WB.about, about), r))
     if about is None or not events:
         return list(events.values())

@@ -17,6 +17,7 @@ from workbench.answers.evidence import describe
 from workbench.ids import META_GRAPH, id_from_iri
 from workbench.records import applies_from, check_date, effective
 from workbench.store import Store
+from workbench.store.base import truth
 from workbench.values.answers import Answer, Finding, Recorded, Tier
 from workbench.vocab import PREFIXES, WB
 
@@ -59,17 +60,20 @@ def _logged(store: Store, subject: ox.NamedNode, relation: ox.NamedNode, as_of: 
     started = ""
     if as_of is not None:
         started = f"FILTER(SUBSTR(STR(?from), 1, 10) <= {ox.Literal(check_date(as_of))})"
+    # Two whole branches, the values and the records the read sees, rather than BIND(EXISTS {...}):
+    # Virtuoso 7 cannot compile an as-of read inside an EXISTS.
     rows = store.select(
         PREFIXES
         + f"""SELECT DISTINCT ?r ?v ?st ?from ?seen WHERE {{ GRAPH ?r {{ {subject} {relation} ?v }}
-            GRAPH {META_GRAPH} {{ ?r wb:status ?st . FILTER(?st != wb:Retracted)
-                {applies_from("?r", "?from")} {started}
-                BIND(EXISTS {{ {effective("?r", as_of=as_of)} }} AS ?seen) }} }}"""
+            {{ GRAPH {META_GRAPH} {{ ?r wb:status ?st . FILTER(?st != wb:Retracted)
+                {applies_from("?r", "?from")} {started} }} }}
+            UNION {{ GRAPH {META_GRAPH} {{ {effective("?r", as_of=as_of)} }} BIND(true AS ?seen) }} }}"""
     )
+    seen = {row["r"] for row in rows if truth(row["seen"])}
     out = []
     for row in rows:
-        r, v, st, when, seen = (row[k] for k in ("r", "v", "st", "from", "seen"))
-        if not isinstance(r, ox.NamedNode) or v is None:
+        r, v, st, when = (row[k] for k in ("r", "v", "st", "from"))
+        if not isinstance(r, ox.NamedNode) or v is None or truth(row["seen"]):
             continue
         out.append(
             _Logged(
@@ -77,7 +81,7 @@ def _logged(store: Store, subject: ox.NamedNode, relation: ox.NamedNode, as_of: 
                 value=v,
                 time=when.value if isinstance(when, ox.Literal) else "",
                 superseded=st == WB.Superseded,
-                seen=isinstance(seen, ox.Literal) and seen.value == "true",
+                seen=r in seen,
             )
         )
     return sorted(out, key=_Logged.key)

@@ -41,9 +41,11 @@ def _progress(desc: str, total: int) -> Any:
 
 class Context:
     def __init__(
-        self, store: str | None, endpoint: str | None, user: str | None, timeout: float, encoder: str | None = None
+        self, store: str | None, endpoint: str | None, user: str | None, timeout: float, encoder: str | None = None,
+        update_endpoint: str | None = None,
     ) -> None:
         self.location = endpoint or store or os.environ.get("WORKBENCH_STORE") or DEFAULT_STORE
+        self.update_endpoint = update_endpoint
         self.user = user
         self.reader = user or os.environ.get("WORKBENCH_USER") or None  # named readers see what they may
         self.timeout = timeout
@@ -51,7 +53,8 @@ class Context:
 
     def open(self, *, create: bool = False) -> Workbench:
         return Workbench.open(
-            self.location, create=create, user=self.user, timeout=self.timeout, encoder=self.encoder
+            self.location, create=create, user=self.user, timeout=self.timeout, encoder=self.encoder,
+            update_endpoint=self.update_endpoint,
         )
 
 
@@ -93,7 +96,12 @@ def command(group: click.Group, name: str | None = None, *, writes: bool = False
     help=f"Store directory (default: $WORKBENCH_STORE or ./{DEFAULT_STORE}).",
 )
 @click.option(
-    "--endpoint", metavar="URL", help="A SPARQL 1.1 server instead of a local store (e.g. http://127.0.0.1:7878)."
+    "--endpoint", metavar="URL", help="A SPARQL 1.1 server instead of a local store: its base URL (Oxigraph: "
+    "http://127.0.0.1:7878) or its query URL (Virtuoso: http://127.0.0.1:8890/sparql)."
+)
+@click.option(
+    "--update-endpoint", metavar="URL", help="Where that server takes SPARQL updates, if not where Workbench looks "
+    "(URL/update for a base URL, .../update beside .../query, the same URL for .../sparql)."
 )
 @click.option("--as", "user", metavar="USER", help="Who acts (default: $WORKBENCH_USER or your login name).")
 @click.option("--timeout", default=30.0, show_default=True, help="Seconds to wait for a remote store.")
@@ -106,7 +114,8 @@ def command(group: click.Group, name: str | None = None, *, writes: bool = False
 )
 @click.pass_context
 def main(
-    ctx: click.Context, store: str | None, endpoint: str | None, user: str | None, timeout: float, encoder: str | None
+    ctx: click.Context, store: str | None, endpoint: str | None, update_endpoint: str | None, user: str | None,
+    timeout: float, encoder: str | None,
 ) -> None:
     """Workbench: a memory that says how it knows.
 
@@ -124,7 +133,9 @@ def main(
     """
     if store and endpoint:
         raise click.UsageError("give --store or --endpoint, not both")
-    ctx.obj = Context(store, endpoint, user, timeout, encoder)
+    if update_endpoint and not endpoint:
+        raise click.UsageError("--update-endpoint goes with --endpoint")
+    ctx.obj = Context(store, endpoint, user, timeout, encoder, update_endpoint)
 
 
 # ---------------------------------------------------------------------- setting up, import, export
@@ -221,83 +232,6 @@ def export(wb: Workbench, file: str) -> None:
     """
     n = wb.export(file)
     click.echo(f"wrote {n} quads to {file}")
-
-
-# ---------------------------------------------------------------------- entities
-
-
-@main.group()
-def entities() -> None:
-    """Entities and their names: list, add, alias, merge, split, resolve."""
-
-
-@command(entities, "list")
-@click.option("--json", "as_json", is_flag=True)
-def entities_list(wb: Workbench, as_json: bool) -> None:
-    """List registered entities with their names and aliases."""
-    found = wb.entities()
-    if as_json:
-        _emit([e.to_json() for e in found])
-        return
-    for e in found:
-        aliases = ", ".join(f"{a}@{lang}" if lang else a for a, lang in e.aliases)
-        merged = f"  (merged into {e.merged_into})" if e.merged_into else ""
-        click.echo(f"{e.iri}  {' / '.join(e.names)}" + (f"  aliases: {aliases}" if aliases else "") + merged)
-
-
-@command(entities, "add", writes=True)
-@click.argument("name")
-@click.option("--lang", help="Language tag of the name, e.g. en, zh.")
-def entities_add(wb: Workbench, name: str, lang: str | None) -> None:
-    """Register a new entity under NAME (even if another has it: the name becomes ambiguous)."""
-    click.echo(wb.add_entity(name, lang=lang).value)
-
-
-@command(entities, "alias", writes=True)
-@click.argument("entity")
-@click.argument("alias")
-@click.option("--lang", help="Language tag of the alias, e.g. zh.")
-def entities_alias(wb: Workbench, entity: str, alias: str, lang: str | None) -> None:
-    """Register ALIAS as a name of ENTITY (a name or an IRI).
-
-    Example: workbench entities alias Paris 巴黎 --lang zh
-    """
-    iri = wb.add_alias(entity, alias, lang=lang)
-    click.echo(f"{alias!r} now names {iri.value}")
-
-
-@command(entities, "merge", writes=True)
-@click.argument("keep")
-@click.argument("other")
-@click.option("--reason", required=True, help="Why they are the same.")
-def entities_merge(wb: Workbench, keep: str, other: str, reason: str) -> None:
-    """State that OTHER is the same entity as KEEP (reversible with split)."""
-    click.echo(f"merged; act {wb.merge(keep, other, reason=reason).value}")
-
-
-@command(entities, "split", writes=True)
-@click.argument("entity")
-@click.option("--reason", required=True, help="Why they are not the same after all.")
-def entities_split(wb: Workbench, entity: str, reason: str) -> None:
-    """Undo the merge that folded ENTITY into another."""
-    click.echo(f"split; act {wb.split(entity, reason=reason).value}")
-
-
-@command(entities, "resolve")
-@click.argument("name")
-@click.option("--json", "as_json", is_flag=True)
-def entities_resolve(wb: Workbench, name: str, as_json: bool) -> None:
-    """Say which entity NAME binds to: exactly one, ambiguous, or unknown. Never a guess."""
-    res = wb.resolve(name)
-    if as_json:
-        _emit(res.to_json())
-        return
-    if res.outcome == "bound":
-        click.echo(f"{name!r} -> {res.entities[0]}")
-    elif res.outcome == "ambiguous":
-        click.echo(f"{name!r} is ambiguous: {', '.join(res.entities)}")
-    else:
-        click.echo(f"{name!r} names no entity")
 
 
 # ---------------------------------------------------------------------- records and time
@@ -456,6 +390,7 @@ def stats(wb: Workbench, as_json: bool) -> None:
     )
 
 
+import workbench.cli.entities  # noqa: E402, F401  (registers entities)
 import workbench.cli.evaluate  # noqa: E402, F401  (registers eval)
 import workbench.cli.extract  # noqa: E402, F401  (registers extract)
 import workbench.cli.questions  # noqa: E402, F401  (registers ask, count, current, decision, rules)

@@ -32,21 +32,39 @@ def _matches(store: Store, keys: Iterable[str]) -> list[tuple[str, str, str]]:
 
     A name binds through a ``wb:nameKey`` in the entities graph, or through a SKOS label that is
     already its own key (imports add a key only where the label differs from it, which keeps
-    bulk common sense with hundreds of thousands of names cheap to load).
+    bulk common sense with hundreds of thousands of names cheap to load). Merges are followed
+    by plain triple patterns, a level a query and only for merged entities (rare): no property
+    path, which some engines evaluate wrongly inside OPTIONAL (Virtuoso 7 drops every row).
     """
     keys = sorted(set(keys))
-    out: list[tuple[str, str, str]] = []
+    named: list[tuple[str, str, str | None]] = []
     for start in range(0, len(keys), 500):
         values = " ".join(literal(k) for k in keys[start : start + 500])
         rows = store.select(
-            PREFIXES + f"SELECT DISTINCT ?k ?e ?c WHERE {{ VALUES ?k {{ {values} }} "
+            PREFIXES + f"SELECT DISTINCT ?k ?e ?into WHERE {{ VALUES ?k {{ {values} }} "
             f"{{ GRAPH {ENTITIES_GRAPH} {{ ?e wb:nameKey ?k }} }} "
             "UNION { GRAPH ?g { ?e skos:prefLabel ?k } } UNION { GRAPH ?g { ?e skos:altLabel ?k } } "
-            f"OPTIONAL {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs+ ?m . FILTER NOT EXISTS {{ ?m owl:sameAs ?d }} }} }} "
-            "BIND(COALESCE(?m, ?e) AS ?c) }"
+            f"OPTIONAL {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs ?into }} }} }}"
         )
-        out += [(r["k"].value, r["e"].value, r["c"].value) for r in rows]  # type: ignore[union-attr]
-    return out
+        named += [(r["k"].value, r["e"].value, r["into"].value if r["into"] else None) for r in rows]  # type: ignore[union-attr]
+    ends = merged_into(store, {into for _, _, into in named if into})
+    return sorted({(k, e, ends[into] if into else e) for k, e, into in named})
+
+
+def merged_into(store: Store, starts: set[str]) -> dict[str, str]:
+    """For each entity, where its merges end (itself if it was not merged): one query a level."""
+    ends = {s: s for s in starts}
+    frontier = dict(ends)  # start -> where its walk is now
+    for _ in range(64):  # a merge chain longer than this is a cycle
+        if not frontier:
+            break
+        values = " ".join(f"<{n}>" for n in sorted(set(frontier.values())))
+        rows = store.select(PREFIXES + f"SELECT ?a ?b WHERE {{ VALUES ?a {{ {values} }} "
+                            f"GRAPH {ENTITIES_GRAPH} {{ ?a owl:sameAs ?b }} }}")
+        step = {r["a"].value: r["b"].value for r in rows}  # type: ignore[union-attr]
+        frontier = {s: step[n] for s, n in frontier.items() if n in step}
+        ends.update(frontier)
+    return ends
 
 
 def resolve_keys(store: Store, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:

@@ -7,12 +7,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import pyoxigraph as ox
+
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH
 from workbench.names import entities
 from workbench.names.keys import name_key
 from workbench.records.cache import RecordCache
 from workbench.store import Store
-from workbench.vocab import PREFIXES
+from workbench.store.base import reach
+from workbench.vocab import OWL, PREFIXES
 
 MAX_NAME_WORDS = 6
 
@@ -62,11 +65,8 @@ def scope_records(store: Store, iris: Sequence[str]) -> dict[str, set[str]]:
     """Record ids that mention each entity (or an entity merged into it), not retracted."""
     if not iris:
         return {}
-    values = " ".join(f"<{i}>" for i in iris)
-    merged = store.select(
-        PREFIXES + f"SELECT ?m ?e WHERE {{ VALUES ?e {{ {values} }} GRAPH {ENTITIES_GRAPH} {{ ?m owl:sameAs+ ?e }} }}"
-    )
-    pairs = [(i, i) for i in iris] + [(r["m"].value, r["e"].value) for r in merged]  # type: ignore[union-attr]
+    merged = reach(store, ENTITIES_GRAPH, OWL.sameAs, [ox.NamedNode(i) for i in iris], forward=False, backward=True)
+    pairs = [(m.value, e.value) for e, ms in merged.items() for m in ms]
     both = " ".join(f"(<{m}> <{e}>)" for m, e in pairs)
     rows = store.select(
         PREFIXES + f"""SELECT DISTINCT ?e ?id WHERE {{ VALUES (?m ?e) {{ {both} }}

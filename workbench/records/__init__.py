@@ -15,9 +15,10 @@ from typing import Any
 import pyoxigraph as ox
 
 from workbench import limits
-from workbench.errors import Invalid, NotFound
+from workbench.errors import Invalid, NotFound, Unsupported
 from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, id_from_iri, record_iri
 from workbench.store import Store
+from workbench.store.base import reach
 from workbench.values.records import Record, RecordType, Source, Status, Tombstone
 from workbench.vocab import DCTERMS, PREFIXES, PROV, WB
 
@@ -32,6 +33,19 @@ def check_date(text: str, what: str = "date") -> str:
         dt.date.fromisoformat(day)
     except ValueError:
         raise Invalid(f"{what} must be an ISO date like 2026-05-01, not {text!r}") from None
+    return day
+
+
+def as_of_day(store: Store, as_of: str | None, what: str = "date") -> str | None:
+    """A read's as-of date, checked (:func:`check_date`); Unsupported where the store's engine gets
+    such reads wrong (``Capabilities.as_of_reads``): refused, never answered wrongly."""
+    if not as_of:
+        return None
+    day = check_date(as_of, what)
+    if not store.capabilities.as_of_reads:
+        raise Unsupported(f"reading as of a date is not available on this store's engine "
+                          f"({store.capabilities.engine}): it keeps superseded records in such reads "
+                          "(docs/deployment.md); ask without a date")
     return day
 
 
@@ -74,6 +88,7 @@ def find(
 ) -> list[Record]:
     """Records matching the filters, oldest first (by when they started to apply, then id).
     ``limit``, when given, is a count from 1 to ``limits.MAX_COUNT`` (Invalid naming ``limit``)."""
+    as_of = as_of_day(store, as_of)
     if limit is not None:
         limit = limits.check_count(limit, "limit")
     type_filter = f"?r wb:recordType {record_type.iri} ." if record_type else ""
@@ -192,24 +207,30 @@ def chain(store: Store, record_id: str) -> list[Record | Tombstone]:
     """The audit view: every record linked to this one by SUPERSEDES, oldest first; erased links
     appear as their tombstones."""
     start = record_iri(record_id)
-    rows = store.select(
-        PREFIXES + f"SELECT DISTINCT ?r WHERE {{ GRAPH {META_GRAPH} {{ "
-        f"{{ {start} (wb:supersedes|^wb:supersedes)* ?r }} }} }}"
-    )
-    iris = [row["r"] for row in rows] or [start]
-    records = {r.iri: r for r in load(store, iris)}  # type: ignore[arg-type]
+    iris = reach(store, META_GRAPH, WB.supersedes, [start], backward=True)[start]
+    records = {r.iri: r for r in load(store, iris)}
     out: list[Record | Tombstone] = []
     for iri in iris:
-        rec = records.get(iri.value)  # type: ignore[union-attr]
+        rec = records.get(iri.value)
         if rec is not None:
             out.append(rec)
         else:
-            stone = tombstone(store, iri)  # type: ignore[arg-type]
+            stone = tombstone(store, iri)
             if stone:
                 out.append(stone)
     if not out:
         get(store, record_id)  # raises the right NotFound
-    return sorted(out, key=lambda x: x.created_at if isinstance(x, Record) else x.erased_at)
+    by_id = {x.id: x for x in out if isinstance(x, Record)}
+    rank: dict[str, int] = {}
+
+    def later(rid: str) -> int:  # how far down the chain of what it supersedes goes: a tie's order
+        if rid not in rank:
+            rank[rid] = 0
+            rec = by_id.get(rid)
+            rank[rid] = 1 + max((later(s) for s in rec.supersedes), default=-1) if rec else 0
+        return rank[rid]
+
+    return sorted(out, key=lambda x: (x.created_at, later(x.id)) if isinstance(x, Record) else (x.erased_at, 0))
 
 
 def tombstone(store: Store, iri: ox.NamedNode) -> Tombstone | None:

@@ -84,11 +84,11 @@ class Workbench:
 
     @classmethod
     def open(cls, location: str | os.PathLike[str], *, create: bool = False, user: str | None = None,
-             clock: Clock = _utc_now, timeout: float = 30.0, encoder: str | None = None) -> Workbench:
-        """Open a store: a directory (embedded) or the URL of a SPARQL 1.1 server; ``encoder`` for
-        recall's index (:class:`workbench.service.shared.Indexes`). Raises NotFound (no store
-        there, unless ``create``), StoreUnavailable (another process holds it; no answer)."""
-        return cls(open_store(location, create=create, timeout=timeout), user=user, clock=clock, encoder=encoder)
+             clock: Clock = _utc_now, timeout: float = 30.0, encoder: str | None = None,
+             update_endpoint: str | None = None) -> Workbench:
+        """A store directory or SPARQL server URL (and see docs/deployment.md). NotFound, StoreUnavailable."""
+        store = open_store(location, create=create, timeout=timeout, update_endpoint=update_endpoint)
+        return cls(store, user=user, clock=clock, encoder=encoder)
 
     @property
     def rules_dir(self) -> Path:  # where the rules are read from

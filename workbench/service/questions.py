@@ -42,7 +42,7 @@ def ask(
     from workbench.answers import ask
     from workbench.answers import binding as names
 
-    as_of = records.check_date(as_of, "--as-of") if as_of else None
+    as_of = records.as_of_day(wb.store, as_of, "--as-of")
     rel = names.relation(wb._indexes.relations(), relation)
     question = f"{subject} {relation}" + (f" {obj}" if obj else "") + "?"
     params = _params(subject=subject, relation=relation, object=obj, as_of=as_of)
@@ -105,7 +105,7 @@ def count(
     from workbench.answers import binding as names
     from workbench.answers import count
 
-    as_of = records.check_date(as_of, "--as-of") if as_of else None
+    as_of = records.as_of_day(wb.store, as_of, "--as-of")
     first, last = period(year, start, end, this_year=wb._shared.clock().year)
     question = f"how many {event_type}" + (f" about {about}" if about else "") + (
         f" between {first or 'the beginning'} and {last or 'now'}" if first or last else "") + "?"
@@ -125,7 +125,7 @@ def current(wb: Workbench, subject: str, state: str, *, as_of: str | None = None
     from workbench.answers import binding as names
     from workbench.answers import current
 
-    as_of = records.check_date(as_of, "--as-of") if as_of else None
+    as_of = records.as_of_day(wb.store, as_of, "--as-of")
     rel = names.relation(wb._indexes.relations(), state)
     question = f"current {state} of {subject}?"
     params = _params(subject=subject, state=state, as_of=as_of)
@@ -143,7 +143,7 @@ def decision(wb: Workbench, scope: str, *, as_of: str | None = None) -> Answer:
     from workbench.answers import binding as names
     from workbench.answers import decision
 
-    as_of = records.check_date(as_of, "--as-of") if as_of else None
+    as_of = records.as_of_day(wb.store, as_of, "--as-of")
     question = f"which decision governs {scope}?"
     params = _params(scope=scope, as_of=as_of)
     bound = names.bind(wb.store, {"scope": scope}, kind="decision", question=question, params=params,
@@ -161,5 +161,3 @@ def _term(text: str) -> object:
 
 def _params(**kw: str | None) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in kw.items() if v is not None)
-
-

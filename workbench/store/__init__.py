@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from workbench.errors import Invalid
 from workbench.store.base import Batch, Capabilities, FileLoad, Row, Store, Term
 from workbench.store.embedded import EmbeddedStore
 from workbench.store.pyox import MemoryStore
@@ -30,9 +31,13 @@ __all__ = [
 ]
 
 
-def open_store(location: str | os.PathLike[str], *, create: bool = False, timeout: float = 30.0) -> Store:
-    """An http(s) URL opens a remote SPARQL store; anything else is a directory on disk."""
+def open_store(location: str | os.PathLike[str], *, create: bool = False, timeout: float = 30.0,
+               update_endpoint: str | None = None) -> Store:
+    """An http(s) URL opens a remote SPARQL store (``update_endpoint``: where it takes updates,
+    when not where :class:`RemoteStore` would look); anything else is a directory on disk."""
     text = os.fspath(location)
     if text.startswith(("http://", "https://")):
-        return RemoteStore(text, timeout=timeout)
+        return RemoteStore(text, update_url=update_endpoint, timeout=timeout)
+    if update_endpoint:
+        raise Invalid("an update endpoint goes with a SPARQL server's URL, not a store directory")
     return EmbeddedStore(text, create=create)

@@ -52,6 +52,10 @@ class Capabilities:
     # every query is a round trip over a network: fewer, larger queries cost less (on an embedded
     # store a call costs about 0.1 ms, and a larger query more than the calls it saves)
     round_trips: bool = False
+    engine: str = ""  # a remote store: the engine whose differences it has ("sparql": none, "virtuoso")
+    # reads as of a date (which records were effective then, superseded ones not) come out right:
+    # Virtuoso 7 keeps superseded records in them, silently, so there they are refused
+    as_of_reads: bool = True
 
 
 @dataclass(frozen=True)
@@ -203,7 +207,7 @@ class Store(abc.ABC):
         if delete:
             ops.append(f"DELETE DATA {{ {data_block(delete)} }}")
         if insert:
-            ops.append(f"INSERT DATA {{ {data_block(insert)} }}")
+            ops.append(insert_data(insert))
         if ops:
             self.update(" ;\n".join(ops))
 
@@ -265,6 +269,47 @@ def data_block(quads: Sequence[ox.Quad]) -> str:
         body = "\n".join(triples)
         parts.append(f"GRAPH {g} {{\n{body}\n}}" if g else body)
     return "\n".join(parts)
+
+
+def insert_data(quads: Sequence[ox.Quad]) -> str:
+    """The update that inserts ``quads``: INSERT DATA, or the same quads as an INSERT template
+    when some are blank nodes (the same in SPARQL 1.1: fresh blank nodes each time; Virtuoso 7
+    refuses blank nodes in INSERT DATA)."""
+    block = data_block(quads)
+    if any(isinstance(t, ox.BlankNode) for q in quads for t in (q.subject, q.object)):
+        return f"INSERT {{ {block} }} WHERE {{ }}"
+    return f"INSERT DATA {{ {block} }}"
+
+
+def reach(store: Store, graph: ox.NamedNode, predicate: ox.NamedNode, starts: Sequence[ox.NamedNode], *,
+          forward: bool = True, backward: bool = False, most: int = 1000) -> dict[ox.NamedNode, list[ox.NamedNode]]:
+    """For each start, itself and every node it reaches along ``predicate`` edges in ``graph``
+    (``forward``, ``backward`` or both), nearest first: one query a level for all starts, with
+    plain triple patterns. Not a property path: Virtuoso 7 refuses ``(p|^p)*`` and ``?x p+ ?y``
+    with ?x unbound ("transitive start not given"), and drops rows when a path sits inside
+    OPTIONAL. At most ``most`` levels (a longer chain is a cycle)."""
+    seen = {s: [s] for s in starts}
+    frontier = {(s, s) for s in starts}  # (start, node reached at this level)
+    ways = [w for w, on in ((f"{{ ?a {predicate} ?b }}", forward), (f"{{ ?b {predicate} ?a }}", backward)) if on]
+    for _ in range(most):
+        if not frontier:
+            break
+        values = " ".join(f"({o} {n})" for o, n in sorted(frontier, key=str))
+        rows = store.select(f"SELECT DISTINCT ?o ?b WHERE {{ VALUES (?o ?a) {{ {values} }} GRAPH {graph} {{ "
+                            f"{' UNION '.join(ways)} }} }}")
+        frontier = set()
+        for r in sorted(rows, key=lambda r: str(r["b"])):
+            o, b = r["o"], r["b"]
+            if isinstance(b, ox.NamedNode) and isinstance(o, ox.NamedNode) and b not in seen[o]:
+                seen[o].append(b)
+                frontier.add((o, b))
+    return seen
+
+
+def truth(term: object) -> bool:
+    """A boolean a query computed (``BIND(EXISTS {...} AS ?x)``): true, or 1 (Virtuoso 7 gives
+    EXISTS as an integer)."""
+    return isinstance(term, ox.Literal) and term.value in ("true", "1")
 
 
 def rows_of(result: ox.QuerySolutions) -> list[Row]:

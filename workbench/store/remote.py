@@ -8,7 +8,8 @@ over kept-alive connections (:mod:`workbench.store.transport`); what a server ne
 Workbench store, and notes per engine: docs/deployment.md.
 
 For Oxigraph the query URL is ``http://host:port/query`` and the update URL
-``http://host:port/update``; give the server's base URL and these are found, or give both.
+``http://host:port/update``; give the server's base URL and these are found, or give both. A URL
+ending in ``/sparql`` (Virtuoso, Blazegraph, Neptune) takes updates itself.
 """
 
 from __future__ import annotations
@@ -16,16 +17,30 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import http.client
+import re
 import threading
 import urllib.parse
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import IO
 
 import pyoxigraph as ox
 
 from workbench.errors import Invalid, ParseError, StoreUnavailable
 from workbench.ids import META_GRAPH, RULES_GRAPH, STORE_NODE
-from workbench.store.base import Batch, Capabilities, Check, Graphs, Progress, Row, Store, data_block, rows_of
+from workbench.sparqlcheck import query_form
+from workbench.store.base import (
+    Batch,
+    Capabilities,
+    Check,
+    Graphs,
+    Progress,
+    Row,
+    Store,
+    data_block,
+    insert_data,
+    rows_of,
+)
 from workbench.store.transport import Transport
 from workbench.vocab import WB
 
@@ -39,6 +54,51 @@ JSON = "application/sparql-results+json"
 SELECT_ACCEPT = f"text/tab-separated-values, {JSON};q=0.9, application/sparql-results+xml;q=0.8"
 # A graph name nobody writes: the stand-in for "an empty dataset" in a Protocol request.
 EMPTY_GRAPH = "urn:wb:graph:none"
+PROBE_IRI = ox.NamedNode("urn:wb:probe")
+XSD_INTEGER = ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")
+VIRTUOSO_ASK = "__ASK_RETVAL"  # the column Virtuoso 7 answers an ASK in
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How a SPARQL server answers, learnt when the store opens (:meth:`RemoteStore._dialect`)."""
+
+    name: str  # "sparql" (SPARQL 1.1 as written) or the engine whose differences it has: "virtuoso"
+    select_accept: str = SELECT_ACCEPT  # what to ask a SELECT's answer in
+    # The server picks an answer's format by the Accept header's order, whatever the query's form:
+    # query_raw asks for the form's own format and writes the one asked for here.
+    negotiates: bool = False
+    # Virtuoso 7's JSON: blank nodes as "nodeID://b1", which no parser takes, and xsd:boolean
+    # true and false as "1" and "0" (valid, but not the form everything else writes and reads)
+    virtuoso_json: bool = False
+    # Prefixes of the graphs the engine keeps for itself (its schema, its service description):
+    # never read as the store's.
+    own_graphs: tuple[str, ...] = ()
+    lists_graphs: bool = True  # GRAPH ?g { } lists the graphs (Virtuoso 7: nothing; a triple pattern does)
+    # evaluates the as-of filter (workbench.records.effective) right: Virtuoso 7 ignores the BIND
+    # inside its FILTER NOT EXISTS and keeps superseded records, and fails to compile it inside EXISTS
+    as_of_reads: bool = True
+    # applies an update request of several operations whole or not at all (Virtuoso 7 keeps the
+    # operations before one that fails)
+    atomic_requests: bool = True
+
+
+STANDARD = Dialect("sparql")
+VIRTUOSO = Dialect(
+    "virtuoso", select_accept=JSON, negotiates=True, virtuoso_json=True,
+    own_graphs=("http://www.openlinksw.com/", "http://www.w3.org/ns/ldp", "http://localhost:8890/",
+                "http://localuriqaserver/", "http://www.w3.org/2002/07/owl"),
+    lists_graphs=False, as_of_reads=False, atomic_requests=False,
+)
+VIRTUOSO_BNODE = re.compile(rb'("type"\s*:\s*"bnode"\s*,\s*"value"\s*:\s*")nodeID://')
+VIRTUOSO_BOOLEAN = re.compile(rb'("datatype"\s*:\s*"http://www\.w3\.org/2001/XMLSchema#boolean"\s*,\s*"value"\s*:\s*")([01])(?=")')
+_BOOLEANS: dict[bool, ox.QueryBoolean] = {
+    b: ox.Store().query("ASK { }" if b else "ASK { FILTER(false) }") for b in (True, False)  # type: ignore[misc]
+}
+
+
+class Garbled(StoreUnavailable):
+    """The server answered, but not in a form this client reads."""
 
 
 class RemoteStore(Store):
@@ -52,9 +112,12 @@ class RemoteStore(Store):
         base = url.rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise Invalid(f"an endpoint must be an http(s) URL, not {url!r}")
-        if base.endswith(("/query", "/sparql")):
+        if base.endswith("/query"):  # Oxigraph, Fuseki, Stardog: .../update beside it
             self.query_url = base
             self.update_url = update_url or base.rsplit("/", 1)[0] + "/update"
+        elif base.endswith("/sparql"):  # Virtuoso, Blazegraph, Neptune, QLever: updates to the same URL
+            self.query_url = base
+            self.update_url = update_url or base
         else:
             self.query_url = base + "/query"
             self.update_url = update_url or base + "/update"
@@ -62,9 +125,22 @@ class RemoteStore(Store):
         self.location = self.query_url
         self._http = Transport()
         self._reads = threading.local()  # per thread: the version pinned for a question (reading())
-        # Fail now, clearly, if nothing that speaks SPARQL is there.
-        if not isinstance(self._answer("ASK {}"), ox.QueryBoolean):
-            raise StoreUnavailable(f"the server at {self.query_url} does not answer SPARQL queries as expected")
+        # Fail now, clearly, if nothing that speaks SPARQL is there; and learn how it speaks.
+        self.dialect = self._dialect()
+        self.capabilities = replace(RemoteStore.capabilities, engine=self.dialect.name,
+                                    as_of_reads=self.dialect.as_of_reads)
+
+    def _dialect(self) -> Dialect:
+        """How this server answers (:class:`Dialect`), from one small query on a standard server:
+        SPARQL 1.1 as written, or Virtuoso 7's (its TSV writes an IRI as a quoted string, its ASK
+        answers a table). A server that answers neither way is unavailable, in its own words."""
+        self.dialect = STANDARD
+        if self._probe(lenient=True):
+            return STANDARD
+        self.dialect = replace(STANDARD, name="sparql", select_accept=JSON)
+        self._probe(lenient=False)
+        _, data = self._query(self.query_url, "ASK { }", JSON)
+        return VIRTUOSO if VIRTUOSO_ASK.encode() in data else self.dialect
 
     # ------------------------------------------------------------------ HTTP
 
@@ -104,18 +180,61 @@ class RemoteStore(Store):
             raise StoreUnavailable(f"the SPARQL server at {url} answered {status}: {detail}")
         return media_type, data
 
+    def _probe(self, *, lenient: bool) -> bool:
+        """Whether the server answers a SELECT in ``dialect.select_accept`` with what was asked: an
+        IRI, a literal with a language, one with a datatype. Not ``lenient``: a wrong answer raises."""
+        want = [PROBE_IRI, ox.Literal("a", language="en"), ox.Literal("1", datatype=XSD_INTEGER)]
+        values = " ".join(str(v) for v in want)
+        try:
+            rows = self.select(f"SELECT ?x WHERE {{ VALUES ?x {{ {values} }} }}")
+        except Garbled:
+            if lenient:
+                return False
+            raise
+        except Invalid:  # not a table
+            rows = []
+        if sorted(str(r["x"]) for r in rows) == sorted(str(v) for v in want):
+            return True
+        if lenient:
+            return False
+        raise StoreUnavailable(f"the server at {self.query_url} does not answer SPARQL queries as expected")
+
+    def _query(self, url: str, query: str, accept: str, dataset: list[tuple[str, str]] | None = None
+               ) -> tuple[str, bytes]:
+        """A query by URL-encoded POST, which every SPARQL 1.1 server takes (Virtuoso 7 never answers
+        a query POSTed directly as application/sparql-query); the Protocol's dataset parameters
+        go in the same form."""
+        body = urllib.parse.urlencode([("query", query), *(dataset or [])]).encode()
+        return self._post(url, body, "application/x-www-form-urlencoded", accept)
+
+    def ask(self, query: str) -> bool:
+        result = self._answer(query)
+        if isinstance(result, ox.QueryBoolean):
+            return bool(result)
+        raise Invalid("expected an ASK query")
+
     def _answer(self, query: str, accept: str = JSON) -> ox.QuerySolutions | ox.QueryBoolean:
-        media_type, data = self._post(self.query_url, query.encode(), "application/sparql-query", accept)
+        media_type, data = self._query(self.query_url, query, accept)
+        return self._parsed(media_type, data)
+
+    def _parsed(self, media_type: str, data: bytes) -> ox.QuerySolutions | ox.QueryBoolean:
         # Parsed as the server says it answered; JSON when it does not say (or says something else).
         fmt = ox.QueryResultsFormat.from_media_type(media_type) or ox.QueryResultsFormat.JSON
+        if self.dialect.virtuoso_json:
+            data = VIRTUOSO_BNODE.sub(rb"\1", data)
+            data = VIRTUOSO_BOOLEAN.sub(lambda m: m.group(1) + (b"true" if m.group(2) == b"1" else b"false"), data)
         try:
             parsed = ox.parse_query_results(data, fmt)
         except (SyntaxError, ValueError) as exc:
-            raise StoreUnavailable(f"the SPARQL server at {self.query_url} answered garbage: {exc}") from exc
+            raise Garbled(f"the SPARQL server at {self.query_url} answered garbage: {exc}") from exc
+        if isinstance(parsed, ox.QuerySolutions) and [v.value for v in parsed.variables] == [VIRTUOSO_ASK]:
+            # Virtuoso 7 answers ASK as a table: a row holding 1 for yes, no row for no.
+            yes = any(row[0] is not None and row[0].value not in ("0", "false") for row in parsed)
+            return _BOOLEANS[yes]
         return parsed
 
     def select(self, query: str) -> list[Row]:
-        result = self._answer(query, SELECT_ACCEPT)
+        result = self._answer(query, self.dialect.select_accept)
         if not isinstance(result, ox.QuerySolutions):
             raise Invalid("expected a SELECT query")
         return rows_of(result)
@@ -126,7 +245,7 @@ class RemoteStore(Store):
     # ------------------------------------------------------------------ reads
 
     def construct(self, query: str) -> list[ox.Triple]:
-        _, data = self._post(self.query_url, query.encode(), "application/sparql-query", "application/n-triples")
+        _, data = self._query(self.query_url, query, "application/n-triples")
         try:
             return [q.triple for q in ox.parse(data, ox.RdfFormat.N_TRIPLES)]
         except SyntaxError as exc:
@@ -142,28 +261,39 @@ class RemoteStore(Store):
         named_graphs: Graphs = None,
     ) -> bytes:
         accept = f"{results.media_type}, {graph.media_type};q=0.9"
-        url = self.query_url
+        params: list[tuple[str, str]] = []
         if default_graph is not None or named_graphs is not None:
             # The server applies the Protocol's dataset rules itself; pass the parameters on.
             params = [("default-graph-uri", g.value) for g in default_graph or []]
             params += [("named-graph-uri", g.value) for g in named_graphs or []]
-            if params:
-                url += ("&" if "?" in url else "?") + urllib.parse.urlencode(params)
-            else:  # an empty dataset: nothing to name, so no parameter can say it
-                url += ("&" if "?" in url else "?") + urllib.parse.urlencode(
-                    [("default-graph-uri", EMPTY_GRAPH), ("named-graph-uri", EMPTY_GRAPH)]
-                )
-        return self._post(url, query.encode(), "application/sparql-query", accept)[1]
+            if not params:  # an empty dataset: nothing to name, so no parameter can say it
+                params = [("default-graph-uri", EMPTY_GRAPH), ("named-graph-uri", EMPTY_GRAPH)]
+        if not self.dialect.negotiates:
+            return self._query(self.query_url, query, accept, params)[1]
+        # The server picks a format by the Accept header's order, not by the query's form: ask
+        # for the form's own, in a format it writes faithfully, and write the one asked here.
+        if query_form(query) in ("CONSTRUCT", "DESCRIBE"):
+            _, data = self._query(self.query_url, query, "application/n-triples", params)
+            return ox.serialize(ox.parse(data, ox.RdfFormat.N_TRIPLES), format=graph) or b""
+        media_type, data = self._query(self.query_url, query, JSON, params)
+        answer = self._parsed(media_type, data)
+        return answer.serialize(format=results) or b""
 
     def has_graph(self, graph: ox.NamedNode) -> bool:
         return self.ask(f"ASK {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
 
     def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
         g = str(graph) if graph is not None else "?g"
-        rows = self.select(f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {g} {{ ?s ?p ?o }} }}")
+        rows = self.select(f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {g} {{ ?s ?p ?o }} {self._not_own(g)} }}")
         for row in rows:
             name = graph if graph is not None else row["g"]
             yield ox.Quad(row["s"], row["p"], row["o"], name)  # type: ignore[arg-type]
+
+    def _not_own(self, g: str) -> str:
+        """A filter that keeps the engine's own graphs (:attr:`Dialect.own_graphs`) out of ``?g``."""
+        if not g.startswith("?") or not self.dialect.own_graphs:
+            return ""
+        return "FILTER(" + " && ".join(f'!STRSTARTS(STR({g}), "{p}")' for p in self.dialect.own_graphs) + ")"
 
     def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
         ox.serialize(self.quads(), out, format=format)
@@ -211,12 +341,35 @@ class RemoteStore(Store):
         super()._changed()
         self._reads.version = None  # a write inside a question: the version moved
 
+    def apply(
+        self, *, insert: Sequence[ox.Quad] = (), delete: Sequence[ox.Quad] = (), drop: Sequence[ox.NamedNode] = ()
+    ) -> None:
+        if change := self._change(drop=drop, delete=delete, insert=insert):
+            self.update(change)
+
+    def _change(self, *, drop: Sequence[ox.NamedNode] = (), delete: Sequence[ox.Quad] = (),
+                insert: Sequence[ox.Quad] = ()) -> str:
+        """One update request that drops, deletes and inserts. Where the server may apply part of
+        a request of several operations (Virtuoso 7 keeps the first when the second fails), the
+        deletions and insertions are one DELETE/INSERT operation; a drop stays an operation of its
+        own there (an erasure's: the one write that drops graphs)."""
+        ops = [f"DROP SILENT GRAPH {g}" for g in drop]
+        if not self.dialect.atomic_requests and (delete or insert):
+            one = f"DELETE {{ {data_block(delete)} }} INSERT {{ {data_block(insert)} }} WHERE {{ }}"
+            return " ;\n".join([*ops, one])
+        if delete:
+            ops.append(f"DELETE DATA {{ {data_block(delete)} }}")
+        if insert:
+            ops.append(insert_data(insert))
+        return " ;\n".join(ops)
+
     def remove(self, quads: Sequence[ox.Quad]) -> None:
         if quads:
             self.update(f"DELETE DATA {{ {data_block(quads)} }}")
 
     def graph_names(self) -> frozenset[ox.NamedNode]:
-        rows = self.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }")
+        inside = "" if self.dialect.lists_graphs else "?s ?p ?o"
+        rows = self.select(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ {inside} }} {self._not_own('?g')} }}")
         return frozenset(r["g"] for r in rows if isinstance(r["g"], ox.NamedNode))
 
     def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
@@ -235,14 +388,10 @@ class RemoteStore(Store):
                     continue
                 quads.append(quad)
         quads += more
-        operations = []
-        if batch.removals:
-            operations.append(f"DELETE DATA {{ {data_block(batch.removals)} }}")
-        if quads:
-            operations.append(f"INSERT DATA {{ {data_block(quads)} }}")
-        if operations:
+        change = self._change(delete=batch.removals, insert=quads)
+        if change:
             # One request: the server applies it entirely or not at all.
-            body = " ;\n".join(operations).encode()
+            body = change.encode()
             self._post(self.update_url, body, "application/sparql-update", "*/*", max(self.timeout, WRITE_TIMEOUT),
                        reuse=False)
         if progress:
