@@ -27,4 +27,4 @@ else
 fi
 
 /usr/bin/chromium --version 2>/dev/null  # its wrapper script chatters on stderr
-virtuoso-t -? 2>&1 | head -n 2 | tail -n 1  # its version (it prints its usage on stderr)
+echo "virtuoso-opensource $(dpkg-query -W -f='${Version}' virtuoso-opensource)"

@@ -350,13 +350,20 @@ class RemoteStore(Store):
     def _change(self, *, drop: Sequence[ox.NamedNode] = (), delete: Sequence[ox.Quad] = (),
                 insert: Sequence[ox.Quad] = ()) -> str:
         """One update request that drops, deletes and inserts. Where the server may apply part of
-        a request of several operations (Virtuoso 7 keeps the first when the second fails), the
-        deletions and insertions are one DELETE/INSERT operation; a drop stays an operation of its
-        own there (an erasure's: the one write that drops graphs)."""
+        a request of several operations (Virtuoso 7 keeps the first when the second fails), it is
+        one DELETE/INSERT operation, the graphs to drop matched in its WHERE (only those that hold
+        something: Virtuoso gives no solution for a UNION or OPTIONAL that matches nothing)."""
         ops = [f"DROP SILENT GRAPH {g}" for g in drop]
-        if not self.dialect.atomic_requests and (delete or insert):
-            one = f"DELETE {{ {data_block(delete)} }} INSERT {{ {data_block(insert)} }} WHERE {{ }}"
-            return " ;\n".join([*ops, one])
+        if not self.dialect.atomic_requests and (delete or insert or drop):
+            full = [g for g in drop if self.has_graph(g)]
+            if not (full and any(isinstance(t, ox.BlankNode) for q in insert for t in (q.subject, q.object))):
+                # (a blank node would be inserted once per matched triple: then the drop goes first)
+                emptied = " ".join(f"GRAPH {g} {{ ?s{i} ?p{i} ?o{i} }}" for i, g in enumerate(full))
+                where = " UNION ".join(f"{{ GRAPH {g} {{ ?s{i} ?p{i} ?o{i} }} }}" for i, g in enumerate(full))
+                return (f"DELETE {{ {data_block(delete)} {emptied} }} INSERT {{ {data_block(insert)} }} "
+                        f"WHERE {{ {where} }}")
+            ops = [*ops, f"DELETE {{ {data_block(delete)} }} INSERT {{ {data_block(insert)} }} WHERE {{ }}"]
+            return " ;\n".join(ops)
         if delete:
             ops.append(f"DELETE DATA {{ {data_block(delete)} }}")
         if insert:
