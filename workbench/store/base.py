@@ -258,16 +258,19 @@ class Store(abc.ABC):
         self.close()
 
 
-def data_block(quads: Sequence[ox.Quad]) -> str:
-    """Quads as the body of INSERT DATA / DELETE DATA, grouped by graph."""
+def data_block(quads: Sequence[ox.Quad], most: int = 2000) -> str:
+    """Quads as the body of INSERT DATA / DELETE DATA, grouped by graph, at most ``most`` triples
+    a block (Virtuoso 7's parser gives up past about 5,000 in one block; several blocks of one graph
+    say the same)."""
     by_graph: dict[str, list[str]] = {}
     for q in quads:
         key = "" if isinstance(q.graph_name, ox.DefaultGraph) else str(q.graph_name)
         by_graph.setdefault(key, []).append(f"{q.subject} {q.predicate} {q.object} .")
     parts = []
     for g, triples in by_graph.items():
-        body = "\n".join(triples)
-        parts.append(f"GRAPH {g} {{\n{body}\n}}" if g else body)
+        for start in range(0, len(triples), most):
+            body = "\n".join(triples[start:start + most])
+            parts.append(f"GRAPH {g} {{\n{body}\n}}" if g else body)
     return "\n".join(parts)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import http.client
+import math
 import re
 import threading
 import urllib.parse
@@ -57,6 +58,12 @@ EMPTY_GRAPH = "urn:wb:graph:none"
 PROBE_IRI = ox.NamedNode("urn:wb:probe")
 XSD_INTEGER = ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")
 VIRTUOSO_ASK = "__ASK_RETVAL"  # the column Virtuoso 7 answers an ASK in
+# Rows a server that may cut answers short must give when asked for them (Virtuoso's stock
+# ResultSetMaxRows is 10,000): checked when the store opens, one small CSV answer.
+ROW_PROBE = 10_001
+# Quads a change may hold to go as one DELETE/INSERT operation where a request of several is not
+# atomic (Virtuoso 7 refuses a template of 1,500 triples: "generated SQL text has exceeded 10000 lines")
+ONE_OPERATION = 200
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,9 @@ class Dialect:
     # applies an update request of several operations whole or not at all (Virtuoso 7 keeps the
     # operations before one that fails)
     atomic_requests: bool = True
+    # may cut an answer at a configured number of rows with status 200, saying nothing (Virtuoso 7's
+    # ResultSetMaxRows): checked when the store opens and on every dump
+    cuts_answers: bool = False
 
 
 STANDARD = Dialect("sparql")
@@ -88,7 +98,7 @@ VIRTUOSO = Dialect(
     "virtuoso", select_accept=JSON, negotiates=True, virtuoso_json=True,
     own_graphs=("http://www.openlinksw.com/", "http://www.w3.org/ns/ldp", "http://localhost:8890/",
                 "http://localuriqaserver/", "http://www.w3.org/2002/07/owl"),
-    lists_graphs=False, as_of_reads=False, atomic_requests=False,
+    lists_graphs=False, as_of_reads=False, atomic_requests=False, cuts_answers=True,
 )
 VIRTUOSO_BNODE = re.compile(rb'("type"\s*:\s*"bnode"\s*,\s*"value"\s*:\s*")nodeID://')
 VIRTUOSO_BOOLEAN = re.compile(rb'("datatype"\s*:\s*"http://www\.w3\.org/2001/XMLSchema#boolean"\s*,\s*"value"\s*:\s*")([01])(?=")')
@@ -140,7 +150,21 @@ class RemoteStore(Store):
         self.dialect = replace(STANDARD, name="sparql", select_accept=JSON)
         self._probe(lenient=False)
         _, data = self._query(self.query_url, "ASK { }", JSON)
-        return VIRTUOSO if VIRTUOSO_ASK.encode() in data else self.dialect
+        if VIRTUOSO_ASK.encode() not in data:
+            return self.dialect
+        side = " ".join(str(i) for i in range(math.isqrt(ROW_PROBE) + 1))
+        _, data = self._query(self.query_url, f"SELECT ?a WHERE {{ VALUES ?a {{ {side} }} VALUES ?b {{ {side} }} }} "
+                              f"LIMIT {ROW_PROBE}", "text/csv")
+        self._whole(data.count(b"\n") - 1, ROW_PROBE)
+        return VIRTUOSO
+
+    def _whole(self, got: int, expected: int) -> None:
+        """Refuse an answer the server cut short without saying so (``Dialect.cuts_answers``)."""
+        if got < expected:
+            raise StoreUnavailable(
+                f"the server at {self.query_url} gave {got} of {expected} rows, cutting the answer short without "
+                "saying so (Virtuoso: ResultSetMaxRows in [SPARQL] of virtuoso.ini); Workbench needs complete "
+                "answers: raise it above the store's largest result (docs/deployment.md)")
 
     # ------------------------------------------------------------------ HTTP
 
@@ -284,7 +308,11 @@ class RemoteStore(Store):
 
     def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
         g = str(graph) if graph is not None else "?g"
-        rows = self.select(f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {g} {{ ?s ?p ?o }} {self._not_own(g)} }}")
+        where = f"WHERE {{ GRAPH {g} {{ ?s ?p ?o }} {self._not_own(g)} }}"
+        rows = self.select(f"SELECT ?s ?p ?o ?g {where}")
+        if self.dialect.cuts_answers:  # a dump, an export, a view: every quad or an error
+            counted = self.select(f"SELECT (COUNT(*) AS ?n) {where}")[0]["n"]
+            self._whole(len(rows), int(counted.value) if counted is not None else 0)
         for row in rows:
             name = graph if graph is not None else row["g"]
             yield ox.Quad(row["s"], row["p"], row["o"], name)  # type: ignore[arg-type]
@@ -350,20 +378,25 @@ class RemoteStore(Store):
     def _change(self, *, drop: Sequence[ox.NamedNode] = (), delete: Sequence[ox.Quad] = (),
                 insert: Sequence[ox.Quad] = ()) -> str:
         """One update request that drops, deletes and inserts. Where the server may apply part of
-        a request of several operations (Virtuoso 7 keeps the first when the second fails), it is
-        one DELETE/INSERT operation, the graphs to drop matched in its WHERE (only those that hold
-        something: Virtuoso gives no solution for a UNION or OPTIONAL that matches nothing)."""
+        a request of several operations (Virtuoso 7 keeps the first when the second fails), a small
+        change is one DELETE/INSERT operation, the graphs to drop matched in its WHERE (only those
+        that hold something: Virtuoso gives no solution for a UNION or OPTIONAL that matches
+        nothing). A larger one cannot be (Virtuoso turns a template into SQL and gives up past about
+        a thousand triples): its insertion goes first, the part a server refuses (an ill-typed or
+        unknown literal), so that a refusal changes nothing."""
         ops = [f"DROP SILENT GRAPH {g}" for g in drop]
         if not self.dialect.atomic_requests and (delete or insert or drop):
             full = [g for g in drop if self.has_graph(g)]
-            if not (full and any(isinstance(t, ox.BlankNode) for q in insert for t in (q.subject, q.object))):
-                # (a blank node would be inserted once per matched triple: then the drop goes first)
+            blank = any(isinstance(t, ox.BlankNode) for q in insert for t in (q.subject, q.object))
+            if len(delete) + len(insert) <= ONE_OPERATION and not (full and blank):
+                # (a blank node would be inserted once per matched triple)
                 emptied = " ".join(f"GRAPH {g} {{ ?s{i} ?p{i} ?o{i} }}" for i, g in enumerate(full))
                 where = " UNION ".join(f"{{ GRAPH {g} {{ ?s{i} ?p{i} ?o{i} }} }}" for i, g in enumerate(full))
                 return (f"DELETE {{ {data_block(delete)} {emptied} }} INSERT {{ {data_block(insert)} }} "
                         f"WHERE {{ {where} }}")
-            ops = [*ops, f"DELETE {{ {data_block(delete)} }} INSERT {{ {data_block(insert)} }} WHERE {{ }}"]
-            return " ;\n".join(ops)
+            ops = [insert_data(insert)] if insert else []
+            ops += [f"DELETE DATA {{ {data_block(delete)} }}"] if delete else []
+            return " ;\n".join([*ops, *(f"DROP SILENT GRAPH {g}" for g in drop)])
         if delete:
             ops.append(f"DELETE DATA {{ {data_block(delete)} }}")
         if insert:
