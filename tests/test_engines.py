@@ -1,7 +1,7 @@
 """Workbench on each real SPARQL engine: ``oxigraph serve`` and Virtuoso open source 7 (issue 20).
 
 Besides the store contract (tests/test_store_contract.py) and the newcomer's commands
-(tests/test_virtuoso_cli.py), the whole of Workbench on a real server: the same answers as the
+(tests/test_virtuoso.py), the whole of Workbench on a real server: the same answers as the
 embedded store for the sample's questions, by every kind of question; the leak matrix's probes, a
 reader outside the family on the server holding the family's records against an embedded store
 that never held them; and each difference a backend declares (docs/deployment.md, "Virtuoso").
