@@ -18,6 +18,7 @@ from workbench.ids import ENTITIES_GRAPH, entity_iri, entity_slug
 from workbench.names.keys import name_key
 from workbench.records.acts import activity
 from workbench.store import Store
+from workbench.store.base import reach
 from workbench.values.records import Entity, Resolution
 from workbench.vocab import OWL, PREFIXES, PROV, RDF, SKOS, WB
 
@@ -52,19 +53,10 @@ def _matches(store: Store, keys: Iterable[str]) -> list[tuple[str, str, str]]:
 
 
 def merged_into(store: Store, starts: set[str]) -> dict[str, str]:
-    """For each entity, where its merges end (itself if it was not merged): one query a level."""
-    ends = {s: s for s in starts}
-    frontier = dict(ends)  # start -> where its walk is now
-    for _ in range(64):  # a merge chain longer than this is a cycle
-        if not frontier:
-            break
-        values = " ".join(f"<{n}>" for n in sorted(set(frontier.values())))
-        rows = store.select(PREFIXES + f"SELECT ?a ?b WHERE {{ VALUES ?a {{ {values} }} "
-                            f"GRAPH {ENTITIES_GRAPH} {{ ?a owl:sameAs ?b }} }}")
-        step = {r["a"].value: r["b"].value for r in rows}  # type: ignore[union-attr]
-        frontier = {s: step[n] for s, n in frontier.items() if n in step}
-        ends.update(frontier)
-    return ends
+    """For each entity, where its merges end (itself if it was not merged): the last node of its
+    ``owl:sameAs`` chain (:func:`~workbench.store.base.reach`, one query a level)."""
+    chains = reach(store, ENTITIES_GRAPH, OWL.sameAs, [ox.NamedNode(s) for s in sorted(starts)])
+    return {start.value: chain[-1].value for start, chain in chains.items()}
 
 
 def resolve_keys(store: Store, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
@@ -193,11 +185,7 @@ def add_alias(
 
 
 def canonical(store: Store, iri: ox.NamedNode) -> ox.NamedNode:
-    rows = store.select(
-        PREFIXES + f"SELECT ?c WHERE {{ GRAPH {ENTITIES_GRAPH} {{ {iri} owl:sameAs* ?c . "
-        "FILTER NOT EXISTS { ?c owl:sameAs ?d } } }"
-    )
-    return rows[0]["c"] if rows else iri  # type: ignore[return-value]
+    return ox.NamedNode(merged_into(store, {iri.value})[iri.value])
 
 
 def merge(
