@@ -385,3 +385,33 @@ def recall_speed(sizes: list[tuple[str, int]], encoder_spec: str | None) -> None
     from benchmarks.recall_speed import main
 
     main([n for _, n in sizes], encoder_spec, click.echo)
+
+
+@bench.command("access")
+@click.option("--relations", "size", default="10M", show_default=True, callback=_size,
+              help="Size in relations (1.27M, 10M) or worlds (3w).")
+@click.option("--backends", default="embedded,remote", show_default=True,
+              type=click.Choice(["embedded", "remote", "embedded,remote"]),
+              help="remote: a RemoteStore on a real `oxigraph serve` holding the same quads.")
+@click.option("--questions", default=50, show_default=True, type=click.IntRange(min=1),
+              help="Steady questions per tier, per reader.")
+@click.option("--writes", default=2, show_default=True, type=click.IntRange(min=0),
+              help="Writes (a public record each); every reader's first answer after each is timed.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic worlds and of the questions.")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the files and stores here (default: a temporary directory, removed afterwards).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("bench-access.json"),
+              show_default=True, help="Write the results as JSON here.")
+@click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the results into the '## Restricted readers at scale' section of this Markdown file.")
+def access(size: Size, backends: str, questions: int, writes: int, seed: int, workdir: Path | None, out: Path,
+           markdown: Path | None) -> None:
+    """Two restricted readers and an admin, on the embedded store and over `oxigraph serve`: each
+    reader's first answer after a write, steady p50/p99 per tier, round trips, the process's memory.
+
+    Example: workbench bench access --relations 1.27M --writes 1 --markdown docs/benchmarks.md
+    """
+    from benchmarks.access import main
+
+    main(size, backends=backends.split(","), per_tier=questions, writes=writes, seed=seed, workdir=workdir,
+         out=out, markdown=markdown, echo=click.echo)

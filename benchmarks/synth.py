@@ -43,7 +43,7 @@ RELATIONS = frozenset({RDF_TYPE, SUBCLASS_OF, HAS, USED_FOR, DEPENDS_ON})
 
 ESSAY_WORLDS = 1_800
 ESSAY_RELATIONS = 1_270_000
-MAX_WORLDS = 10_000
+MAX_WORLDS = 150_000  # about 106M relations: enough for a 100M run
 #: Each world's relation budget is drawn uniformly from this range (mean 705.5).
 RELATION_BUDGET = (700, 711)
 MEAN_RELATIONS_PER_WORLD = sum(RELATION_BUDGET) / 2

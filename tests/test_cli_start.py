@@ -60,7 +60,7 @@ def test_bench_hands_its_arguments_to_the_benchmarks_group() -> None:
     shown = CliRunner().invoke(main, ["bench", "--help"])
     assert shown.exit_code == 0, shown.output
     assert "Usage: main bench [OPTIONS] COMMAND [ARGS]..." in shown.output
-    assert sorted(bench.commands) == ["all", "ask", "audit", "conversations", "encoders", "gate", "load", "recall",
+    assert sorted(bench.commands) == ["access", "all", "ask", "audit", "conversations", "encoders", "gate", "load", "recall",
                                       "recall-speed", "serve"]
     assert all(f"  {name} " in shown.output for name in bench.commands)
     ask = CliRunner().invoke(main, ["bench", "ask", "--help"])

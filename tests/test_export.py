@@ -107,3 +107,26 @@ def test_exporting_into_a_missing_directory_says_so(sample: Workbench, tmp_path:
     with pytest.raises(Invalid, match="is a directory"):
         sample.export(tmp_path)
     assert not (tmp_path / "nodir").exists()
+
+
+def test_an_export_streams_instead_of_holding_the_store(tmp_path: Path) -> None:
+    """A quad at a time from the store to the file: the export's peak is a small part of its size."""
+    import tracemalloc
+
+    from benchmarks import synth
+
+    synth.write(tmp_path / "w.nt", n_worlds=40, seed=0, fmt="nt")
+    with Workbench.open(tmp_path / "s", create=True, user="root", clock=lambda: FIXED_NOW) as wb:
+        wb.init()
+        wb.import_files([tmp_path / "w.nt"], record_type="common_sense", source="synth", said_by="root",
+                        statement="Synthetic worlds.")
+        target = tmp_path / "all.nq"
+        tracemalloc.start()
+        try:
+            written = wb.export(target)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    size = target.stat().st_size
+    assert written > 40_000 and written == target.read_bytes().count(b"\n")
+    assert peak < size / 10, f"the export held {peak:,} bytes at its peak for {size:,} bytes written"

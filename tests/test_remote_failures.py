@@ -9,14 +9,17 @@ Timings asserted here are hang guards, not performance claims.
 from __future__ import annotations
 
 import http.server
+import io
 import shutil
 import socket
 import subprocess
 import threading
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+import pyoxigraph as ox
 import pytest
 
 from workbench.errors import StoreUnavailable
@@ -442,3 +445,76 @@ def test_trickling_after_connection_close_is_unavailable_within_the_timeout(fake
     exc, took = timed(lambda: Workbench.open(server.url, timeout=1))
     assert took < HANG_GUARD - 1.5, f"took {took:.1f} s with timeout=1"
     assert isinstance(exc, StoreUnavailable), repr(exc)
+
+
+# ---------------------------------------------------------------------- dumps
+
+def _tsv_dump(rows: int, *, broken_at: int | None = None) -> bytes:
+    lines = [b"?s\t?p\t?o\t?g"]
+    for i in range(rows):
+        lines.append(b"<urn:s%d>\t<urn:p>\t\"a literal long enough to weigh something, number %d\"\t<urn:g%d>"
+                     % (i, i, i % 7) if i != broken_at else b"<urn:s\t<<garbage")
+    return b"\n".join(lines) + b"\n"
+
+
+def test_a_dump_streams_the_answer_instead_of_holding_it(fake: Callable[..., FakeSparql]) -> None:
+    # 100k quads, 10 MB of answer: a dump read whole (the bytes, then the rows) peaks far above it.
+    body = _tsv_dump(100_000)
+    server = fake(ask_then(answer(200, body, "text/tab-separated-values"), lambda: server.requests), keep_alive=True)
+    store = RemoteStore(server.url, timeout=5)
+    out = io.BytesIO()
+    tracemalloc.start()
+    try:
+        counted = sum(1 for _ in store.quads())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    store.dump(out, format=ox.RdfFormat.N_QUADS)
+    store.close()
+    assert counted == 100_000 and out.getvalue().count(b"\n") == 100_000
+    assert peak < len(body) / 4, f"the dump held {peak:,} bytes at its peak for a {len(body):,}-byte answer"
+
+
+def test_a_dump_garbled_part_way_is_unavailable(fake: Callable[..., FakeSparql]) -> None:
+    server = fake(ask_then(answer(200, _tsv_dump(1000, broken_at=900), "text/tab-separated-values"),
+                           lambda: server.requests))
+    store = RemoteStore(server.url, timeout=5)
+    with pytest.raises(StoreUnavailable, match="garbage"):
+        store.dump(io.BytesIO(), format=ox.RdfFormat.N_QUADS)
+
+
+def test_a_dump_may_take_long_but_not_be_silent_long(fake: Callable[..., FakeSparql]) -> None:
+    # Each part of the answer comes within the store's timeout, the whole takes longer: a dump is
+    # not cut short; a query would be.
+    body = _tsv_dump(50)
+
+    def slowly(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/tab-separated-values")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        for i in range(0, len(body), len(body) // 5 + 1):
+            if stop.wait(0.4):
+                return
+            h.wfile.write(body[i:i + len(body) // 5 + 1])
+            h.wfile.flush()
+
+    server = fake(ask_then(slowly, lambda: server.requests))
+    store = RemoteStore(server.url, timeout=1)
+    assert len(list(store.quads())) == 50  # about 2 s in all
+    with pytest.raises(StoreUnavailable, match="within 1 s"):
+        store.select("SELECT ?s ?p ?o ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
+
+    def silent(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/tab-separated-values")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body[:100])
+        h.wfile.flush()
+        stop.wait(30)
+
+    quiet = fake(ask_then(silent, lambda: quiet.requests))
+    exc, took = timed(lambda: list(RemoteStore(quiet.url, timeout=1).quads()))
+    assert isinstance(exc, StoreUnavailable) and "silent for 1 s" in str(exc), repr(exc)
+    assert took < HANG_GUARD

@@ -235,3 +235,32 @@ def test_a_large_write_that_fails_on_the_server_changes_nothing(store: Store) ->
     assert dump(store) == before
     store.write(Batch(quads=many, removals=[_quad("kept")]))
     assert len(list(store.quads(G))) == 5_000
+
+
+def test_held_graphs_names_those_the_store_holds(store: Store) -> None:
+    others = [ox.NamedNode(f"urn:test:g{i}") for i in range(3)]
+    store.write(Batch(quads=[_quad("a"), _quad("b", others[0])]))
+    asked = [G, *others, *(ox.NamedNode(f"urn:test:many{i}") for i in range(1200))]  # more than one batch
+    assert store.held_graphs(asked) == {G, others[0]} == store.held_graphs(reversed(asked))
+    assert store.held_graphs([]) == frozenset() and store.held_graphs(others[1:]) == frozenset()
+    assert store.held_graphs(asked) <= store.graph_names()
+
+
+def test_an_import_never_lists_every_graph(store: Store, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """An import asks about the graphs its files name: its cost does not grow with the store's
+    graphs. A file naming a graph the store holds with the same triples is recognised."""
+    from workbench.imports.landing import import_rdf
+    from workbench.imports.rdf import RdfOptions
+
+    store.write(Batch(quads=[_quad(f"x{i}", ox.NamedNode(f"urn:test:h{i}")) for i in range(50)]))
+    data = tmp_path / "d.trig"
+    data.write_text(f"<urn:test:h3> {{ {S} {P} \"x3\" }}\n<urn:test:new> {{ {S} {P} \"y\" }}\n")
+
+    def listed() -> frozenset[ox.NamedNode]:
+        raise AssertionError("the import listed every graph")
+
+    monkeypatch.setattr(store, "graph_names", listed)
+    landed = import_rdf(store, [data], RdfOptions(actor="t", now="2026-12-05T00:00:00Z"), None)
+    monkeypatch.undo()
+    assert landed.plan.records_added == 1 and landed.plan.records_unchanged == 1
+    assert ox.NamedNode("urn:test:new") in store.graph_names()

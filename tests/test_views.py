@@ -217,3 +217,18 @@ def test_current_gives_a_built_view_and_never_builds_one(wb: Workbench, tmp_path
     assert _view(wb, "bob") is not built and views.current(bob) is not None
     views.close()
     assert views.current(bob) is None
+
+
+@pytest.mark.parametrize("speaker", ["Grandma Ines", "model:family-extractor"], ids=["a person", "a model"])
+def test_an_agent_only_hidden_records_name_is_not_in_the_view(wb: Workbench, tmp_path: Path, speaker: str) -> None:
+    """A person or model named only by a family record (as its source's speaker) is gone from an
+    outsider's view, with its label, and kept in the family's; agents that visible things name stay."""
+    file = tmp_path / "grandma.jsonl"
+    record = {**PRIVATE[1], "id": "p-grandma", "source": {"id": "fam-chat-9", "said_by": speaker}}
+    file.write_text(json.dumps(record) + "\n")
+    wb.import_files([file])
+    everything = "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
+    outside, inside = (wb.seen_by(name).sparql(everything, format="tsv").decode() for name in ("bob", "fam"))
+    label = speaker.split(":")[-1]
+    assert label in inside and label not in outside
+    assert "urn:wb:agent:root" in outside  # the admin who imported it acts in visible records too

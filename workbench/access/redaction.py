@@ -35,6 +35,7 @@ from workbench.ids import (
     agent_iri,
     id_from_iri,
 )
+from workbench.records.acts import AGENT_KINDS
 from workbench.store.base import Store
 from workbench.vocab import PREFIXES
 
@@ -211,8 +212,9 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
         FILTER NOT EXISTS {{ GRAPH ?g {{ ?x ?q ?a }} }} }} ;
         DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{
         VALUES ?g {{ {meta} {QUEUE_GRAPH} {ents} {SUMMARIES_GRAPH} {AUDIT_GRAPH} }}
-        GRAPH ?g {{ ?a ?p ?o }} FILTER(STRSTARTS(STR(?a), "urn:wb:agent:"))
-        FILTER NOT EXISTS {{ GRAPH ?g {{ ?x ?q ?a }} }} }}"""
+        VALUES ?kind {{ {_values(AGENT_KINDS)} }}
+        GRAPH ?g {{ ?a a ?kind }} FILTER NOT EXISTS {{ GRAPH ?g {{ ?x ?q ?a }} }}
+        GRAPH ?g {{ ?a ?p ?o }} }}"""
     )
     _own_revision(db)
 

@@ -47,13 +47,14 @@ def import_rdf(store: Store, paths: Sequence[Path], options: RdfOptions, progres
     for path in paths:
         rdf_format(path)  # an unknown extension fails before any work
     activity = activity_iri("import", f"{options.now}/{uuid.uuid4().hex[:8]}")
-    before = store.graph_names()
     files = [FileLoad(p, rdf_format(p), options.default_graph(p)) for p in paths]
     size = sum(p.stat().st_size for p in paths)
     if store.capabilities.staged_writes and size >= STAGE_BYTES:
         for path in paths:  # the plan runs beside the write: what a limit refuses must not reach it
             limits.check_rdf(path, rdf_format(path))
-        planner = PlanProcess(list(paths), options, before, activity)
+        # The plan's process cannot ask the store: it gets every graph name (a large import's
+        # files name many graphs anyway).
+        planner = PlanProcess(list(paths), options, store.graph_names(), activity)
         box: list[RdfPlan] = []
         try:
             write_batch(store, Batch(files=files), progress, size, check=lambda: _finish(store, planner.result(), box))
@@ -64,7 +65,7 @@ def import_rdf(store: Store, paths: Sequence[Path], options: RdfOptions, progres
         finally:
             planner.close()
         return Landed(box[0], len(box[0].loose))
-    plan = plan_rdf(paths, options, before, activity, progress)
+    plan = plan_rdf(paths, options, store.held_graphs, activity, progress)
     _verify_existing(store, plan)
     if not plan.new_graphs and not plan.loose:
         return Landed(plan, 0)
@@ -171,7 +172,7 @@ def _plan_elsewhere(
     """Runs in the planning process: the plan, or the error as plain data (errors carry keyword
     data that pickling would lose)."""
     try:
-        return ("ok", plan_rdf(paths, options, before, activity))
+        return ("ok", plan_rdf(paths, options, before.intersection, activity))
     except WorkbenchError as exc:
         return ("error", type(exc).__name__, exc.message, exc.where, dict(exc.data))
 

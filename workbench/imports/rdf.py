@@ -18,7 +18,7 @@ Python objects; only an export's metadata graphs are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +45,9 @@ from workbench.values.records import RecordType
 from workbench.vocab import RDF, SKOS, WB
 
 _LABELS = (SKOS.prefLabel, SKOS.altLabel)
+
+# Of the graphs an import names, those the store holds (Store.held_graphs, or a set's intersection)
+Held = Callable[[Iterable[ox.NamedNode]], frozenset[ox.NamedNode]]
 
 
 class _Inspection:
@@ -193,12 +196,13 @@ class RdfPlan:
 def plan_rdf(
     paths: Sequence[Path],
     options: RdfOptions,
-    graphs_before: frozenset[ox.NamedNode],
+    held: Held,
     activity: ox.NamedNode | None = None,
     progress: ProgressFactory | None = None,
 ) -> RdfPlan:
-    """Plan importing RDF files into a store that held ``graphs_before``. Raises, naming file and
-    line, for malformed RDF, literals the store would rewrite, and metadata the shapes refuse."""
+    """Plan importing RDF files into a store that held, of the graphs the files name, ``held(them)``
+    (:meth:`Store.held_graphs`). Raises, naming file and line, for malformed RDF, literals the
+    store would rewrite, and metadata the shapes refuse."""
     act, activity_quads = import_activity(options.actor, options.now, options.used or [str(p) for p in paths],
                                           activity)
     plan = RdfPlan(activity=act)
@@ -210,23 +214,21 @@ def plan_rdf(
             if not found.system:
                 raise Invalid("not a Workbench export (it holds no metadata graph): import it instead",
                               where=str(path))
-            _plan_export(path, fmt, found, plan, options, graphs_before)
+            _plan_export(path, fmt, found, plan, options, held)
             continue
         for graph in sorted(found.graphs, key=lambda g: (g not in SYSTEM_GRAPHS, g.value)):
             if own_graph(graph):  # the line only for the error: finding it reads the file
                 check_graph(graph, first_line(path, graph.value))
         if found.own is not None:
             check_quad(found.own, _line_of_quad(path, found.own))
-        plain |= _plan_data(path, found, plan, options, graphs_before)
+        plain |= _plan_data(path, found, plan, options, held)
     if plain:  # an export brings its own provenance; plain data gets this import's
         plan.loose = activity_quads + plan.loose
     check_shapes(plan.loose, plan.origins)
     return plan
 
 
-def _plan_data(
-    path: Path, found: _Inspection, plan: RdfPlan, options: RdfOptions, graphs_before: frozenset[ox.NamedNode]
-) -> bool:
+def _plan_data(path: Path, found: _Inspection, plan: RdfPlan, options: RdfOptions, held: Held) -> bool:
     src = options.source(path)
     targets: list[tuple[ox.NamedNode, str]] = [(g, id_from_iri(g)) for g in sorted(found.graphs, key=str)]
     to_graph = options.default_graph(path)
@@ -235,6 +237,7 @@ def _plan_data(
     for graph, rid in targets:
         if graph in options.hidden_graphs:
             raise taken("record", rid, first_line(path, graph.value) if graph != to_graph else str(path))
+    graphs_before = held(g for g, _ in targets)
     new = [(g, i) for g, i in targets if g not in graphs_before]
     plan.existing.update({g: (path, to_graph) for g, _ in targets if g in graphs_before})
     plan.records_unchanged += len(targets) - len(new)
@@ -274,13 +277,14 @@ def _plan_export(
     found: _Inspection,
     plan: RdfPlan,
     options: RdfOptions,
-    graphs_before: frozenset[ox.NamedNode],
+    held: Held,
 ) -> None:
     """A Workbench export: its metadata graphs as they are; its content graphs new or identical."""
     if found.default_triples:
         raise Invalid("a Workbench export holds no default-graph triples; this file has some", where=str(path))
     system = [q for q in ox.parse(path=str(path), format=fmt) if q.graph_name in SYSTEM_GRAPHS]
     content = {g for g in found.graphs if g not in SYSTEM_GRAPHS}
+    graphs_before = held(content)
     plan.loose += system
     plan.new_graphs.update(content - graphs_before)
     plan.existing.update({g: (path, options.default_graph(path)) for g in content & graphs_before})

@@ -19,13 +19,17 @@ from workbench.errors import Invalid
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, activity_iri, agent_iri
 from workbench.vocab import PROV, RDF, RDFS, WB, XSD
 
-__all__ = ["ENTITIES_GRAPH", "activity", "agent_quads", "import_activity"]
+__all__ = ["AGENT_KINDS", "ENTITIES_GRAPH", "activity", "agent_quads", "import_activity"]
+
+
+# Every agent Workbench writes is typed one of these (readers find agents by type, not by IRI).
+AGENT_KINDS = (PROV.Agent, PROV.SoftwareAgent)
 
 
 def agent_quads(name: str, graph: ox.NamedNode = META_GRAPH) -> list[ox.Quad]:
     """A person, group or model (``model:NAME``) as a PROV agent."""
     who = agent_iri(name)
-    kind = PROV.SoftwareAgent if name.startswith("model:") else PROV.Agent
+    kind = AGENT_KINDS[1] if name.startswith("model:") else AGENT_KINDS[0]
     return [ox.Quad(who, RDF.type, kind, graph), ox.Quad(who, RDFS.label, ox.Literal(name), graph)]
 
 

@@ -10,7 +10,9 @@ them is the triples of the active records, for other tools, without provenance.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pyoxigraph as ox
 
@@ -23,6 +25,8 @@ from workbench.imports.rdf import RdfOptions
 from workbench.store import Store
 from workbench.values.records import ImportReport
 from workbench.vocab import PREFIXES
+
+T = TypeVar("T")
 
 
 def export(store: Store, target: Path) -> int:
@@ -37,20 +41,32 @@ def export(store: Store, target: Path) -> int:
     if fmt is None:
         raise Invalid(f"cannot tell the format from {target.suffix!r}; use one of {', '.join(sorted(EXTENSIONS))}",
                       where=str(target))
-    whole = fmt.supports_datasets or fmt == ox.RdfFormat.JSON_LD
-    if whole:
-        quads = [q for q in store.quads() if q.subject != STORE_NODE]
+    written = 0
+
+    def counted(terms: Iterable[T]) -> Iterator[T]:
+        nonlocal written
+        for term in terms:
+            written += 1
+            yield term
+
+    if fmt.supports_datasets or fmt == ox.RdfFormat.JSON_LD:
+        # A quad at a time from the store to the file: an export never holds the store in memory.
+        terms: Iterable[ox.Quad] | Iterable[ox.Triple] = (q for q in store.quads() if q.subject != STORE_NODE)
     else:
         rows = store.select(
             PREFIXES + f"SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }} "
             "GRAPH ?g { ?s ?p ?o } }"
         )
-        quads = [ox.Quad(r["s"], r["p"], r["o"]) for r in rows]  # type: ignore[arg-type]
+        terms = [ox.Triple(r["s"], r["p"], r["o"]) for r in rows]  # type: ignore[arg-type]
     part = target.with_name(target.name + ".part")
-    with open(part, "wb") as out:
-        ox.serialize(quads if whole else [q.triple for q in quads], out, format=fmt)
+    try:
+        with open(part, "wb") as out:
+            ox.serialize(counted(terms), out, format=fmt)  # type: ignore[arg-type]  # quads or triples, one kind
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
     part.replace(target)
-    return len(quads)
+    return written
 
 
 def restore(store: Store, path: Path, *, actor: str, now: str, progress: ProgressFactory | None = None) -> ImportReport:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO
@@ -114,6 +114,10 @@ class PyoxStore(Store):
     def graph_names(self) -> frozenset[ox.NamedNode]:
         with self._reading():
             return frozenset(g for g in self._db.named_graphs() if isinstance(g, ox.NamedNode))
+
+    def held_graphs(self, graphs: Iterable[ox.NamedNode]) -> frozenset[ox.NamedNode]:
+        with self._reading():
+            return frozenset(g for g in graphs if self._db.contains_named_graph(g))
 
 
 class MemoryStore(PyoxStore):

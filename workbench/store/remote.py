@@ -19,11 +19,12 @@ import hashlib
 import http.client
 import math
 import re
+import tempfile
 import threading
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import IO
+from typing import IO, Any
 
 import pyoxigraph as ox
 
@@ -42,12 +43,15 @@ from workbench.store.base import (
     insert_data,
     rows_of,
 )
-from workbench.store.transport import Transport
+from workbench.store.transport import Expired, Transport
 from workbench.vocab import WB
 
 DEFAULT_TIMEOUT = 30.0
 # An import is one request; a large one takes the server a while to apply.
 WRITE_TIMEOUT = 600.0
+# A dump is one answer holding every quad (17M at 10M relations): this long in all, and never
+# silent for longer than the store's timeout.
+DUMP_TIMEOUT = 3600.0
 JSON = "application/sparql-results+json"
 # SELECT results: TSV first (from Oxigraph half JSON's bytes, and 13% less time for 100k rows; no
 # difference on a question's few rows), JSON or XML from a server that prefers them; ASK stays JSON
@@ -64,6 +68,8 @@ ROW_PROBE = 10_001
 # Quads a change may hold to go as one DELETE/INSERT operation where a request of several is not
 # atomic (Virtuoso 7 refuses a template of 1,500 triples: "generated SQL text has exceeded 10000 lines")
 ONE_OPERATION = 200
+# Graph names a query asks about at once (held_graphs)
+HELD_BATCH = 500
 
 
 @dataclass(frozen=True)
@@ -179,7 +185,7 @@ class RemoteStore(Store):
         return self._http.round_trip_s
 
     def _post(self, url: str, body: bytes, content_type: str, accept: str, timeout: float | None = None,
-              *, reuse: bool = True) -> tuple[str, bytes]:
+              *, reuse: bool = True, sink: IO[bytes] | None = None, idle: float | None = None) -> tuple[str, bytes]:
         """POST and read the whole answer within ``timeout`` seconds in all, or raise; returns the
         answer's media type and body. ``reuse``: a kept-alive connection (queries); updates take a
         new one, since a request sent twice must not be an update (see :mod:`workbench.store.transport`).
@@ -187,9 +193,12 @@ class RemoteStore(Store):
         limit = timeout or self.timeout
         headers = {"Content-Type": content_type, "Accept": accept}
         try:
-            status, media_type, data = self._http.post(url, body, headers, timeout=limit, reuse=reuse)
+            status, media_type, data = self._http.post(url, body, headers, timeout=limit, reuse=reuse, sink=sink,
+                                                       idle=idle)
         except (OSError, http.client.HTTPException) as exc:
             if isinstance(exc, TimeoutError):  # the deadline (Expired) or a socket timeout
+                if idle is not None and not isinstance(exc, Expired):
+                    raise StoreUnavailable(f"the SPARQL server at {url} was silent for {idle:g} s") from exc
                 raise StoreUnavailable(f"the SPARQL server at {url} did not answer within {limit:g} s") from exc
             if isinstance(exc, http.client.HTTPException):
                 raise StoreUnavailable(f"the SPARQL server at {url} sent a broken answer: {exc!r}") from exc
@@ -223,13 +232,13 @@ class RemoteStore(Store):
             return False
         raise StoreUnavailable(f"the server at {self.query_url} does not answer SPARQL queries as expected")
 
-    def _query(self, url: str, query: str, accept: str, dataset: list[tuple[str, str]] | None = None
-               ) -> tuple[str, bytes]:
+    def _query(self, url: str, query: str, accept: str, dataset: list[tuple[str, str]] | None = None,
+               **post: Any) -> tuple[str, bytes]:
         """A query by URL-encoded POST, which every SPARQL 1.1 server takes (Virtuoso 7 never answers
         a query POSTed directly as application/sparql-query); the Protocol's dataset parameters
-        go in the same form."""
+        go in the same form. ``post``: :meth:`_post`'s ``timeout``, ``sink`` and ``idle``."""
         body = urllib.parse.urlencode([("query", query), *(dataset or [])]).encode()
-        return self._post(url, body, "application/x-www-form-urlencoded", accept)
+        return self._post(url, body, "application/x-www-form-urlencoded", accept, **post)
 
     def ask(self, query: str) -> bool:
         result = self._answer(query)
@@ -307,15 +316,33 @@ class RemoteStore(Store):
         return self.ask(f"ASK {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
 
     def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
+        """Every quad (of ``graph``), read from one answer that goes to a temporary file as it
+        comes and is parsed a row at a time: a dump, an export or a view's copy never holds the
+        store in memory (from a standard server; Virtuoso's JSON is mended whole first)."""
         g = str(graph) if graph is not None else "?g"
         where = f"WHERE {{ GRAPH {g} {{ ?s ?p ?o }} {self._not_own(g)} }}"
-        rows = self.select(f"SELECT ?s ?p ?o ?g {where}")
-        if self.dialect.cuts_answers:  # a dump, an export, a view: every quad or an error
-            counted = self.select(f"SELECT (COUNT(*) AS ?n) {where}")[0]["n"]
-            self._whole(len(rows), int(counted.value) if counted is not None else 0)
-        for row in rows:
-            name = graph if graph is not None else row["g"]
-            yield ox.Quad(row["s"], row["p"], row["o"], name)  # type: ignore[arg-type]
+        with tempfile.TemporaryFile() as answer:
+            media_type, _ = self._query(self.query_url, f"SELECT ?s ?p ?o ?g {where}", self.dialect.select_accept,
+                                        timeout=max(DUMP_TIMEOUT, self.timeout), idle=self.timeout, sink=answer)
+            answer.seek(0)
+            if self.dialect.virtuoso_json:
+                parsed = self._parsed(media_type, answer.read())
+            else:
+                fmt = ox.QueryResultsFormat.from_media_type(media_type) or ox.QueryResultsFormat.JSON
+                parsed = ox.parse_query_results(answer, fmt)
+            if not isinstance(parsed, ox.QuerySolutions):
+                raise Garbled(f"the SPARQL server at {self.query_url} answered a SELECT with a boolean")
+            rows: Iterator[ox.QuerySolution] | list[ox.QuerySolution] = parsed
+            if self.dialect.cuts_answers:  # a dump, an export, a view: every quad or an error
+                rows = list(parsed)
+                counted = self.select(f"SELECT (COUNT(*) AS ?n) {where}")[0]["n"]
+                self._whole(len(rows), int(counted.value) if counted is not None else 0)
+            try:
+                for row in rows:
+                    name = graph if graph is not None else row["g"]
+                    yield ox.Quad(row["s"], row["p"], row["o"], name)
+            except SyntaxError as exc:
+                raise Garbled(f"the SPARQL server at {self.query_url} answered garbage: {exc}") from exc
 
     def _not_own(self, g: str) -> str:
         """A filter that keeps the engine's own graphs (:attr:`Dialect.own_graphs`) out of ``?g``."""
@@ -412,13 +439,24 @@ class RemoteStore(Store):
         rows = self.select(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ {inside} }} {self._not_own('?g')} }}")
         return frozenset(r["g"] for r in rows if isinstance(r["g"], ox.NamedNode))
 
+    def held_graphs(self, graphs: Iterable[ox.NamedNode]) -> frozenset[ox.NamedNode]:
+        inside = "" if self.dialect.lists_graphs else "?s ?p ?o"
+        wanted, held = sorted(set(graphs), key=str), set[ox.NamedNode]()
+        for i in range(0, len(wanted), HELD_BATCH):
+            values = " ".join(str(g) for g in wanted[i:i + HELD_BATCH])
+            rows = self.select(f"SELECT DISTINCT ?g WHERE {{ VALUES ?g {{ {values} }} GRAPH ?g {{ {inside} }} }}")
+            held.update(r["g"] for r in rows if isinstance(r["g"], ox.NamedNode))
+        return frozenset(held)
+
     def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
         more = check() if check else []  # a remote write cannot be staged: plan first, then one request
         self._changed()
-        before = self.graph_names() if batch.files else frozenset()
         quads = list(batch.quads)
         for load in batch.files:
-            for quad in ox.parse(path=str(load.path), format=load.format):
+            parsed = list(ox.parse(path=str(load.path), format=load.format))
+            named = {q.graph_name for q in parsed if isinstance(q.graph_name, ox.NamedNode)}
+            before = self.held_graphs(named | ({load.to_graph} if load.to_graph is not None else set()))
+            for quad in parsed:
                 g = quad.graph_name
                 if isinstance(g, ox.DefaultGraph):
                     if load.to_graph is None or load.to_graph in before:

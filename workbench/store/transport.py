@@ -26,14 +26,18 @@ import http.client
 import itertools
 import os
 import select
+import shutil
 import socket
 import threading
 import time
 import urllib.parse
 import weakref
+from typing import IO
 
 # Connections a store keeps open while idle; more concurrent requests open more, closed after use.
 MAX_IDLE = 8
+# Bytes read at a time when an answer goes to a file.
+COPY_CHUNK = 1 << 20
 # What a kept-alive connection the server has closed raises when used again.
 STALE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError, http.client.RemoteDisconnected)
 
@@ -150,8 +154,10 @@ class Transport:
         self._finalizer = weakref.finalize(self, _close_all, self._idle)
 
     def post(self, url: str, body: bytes, headers: dict[str, str], *, timeout: float,
-             reuse: bool) -> tuple[int, str, bytes]:
-        """(status, content type, body) of one POST, within ``timeout`` seconds in all.
+             reuse: bool, sink: IO[bytes] | None = None, idle: float | None = None) -> tuple[int, str, bytes]:
+        """(status, content type, body) of one POST, within ``timeout`` seconds in all, and (when
+        given) ``idle`` seconds of silence at most. With a ``sink``, a successful answer's body is
+        written there as it comes (a dump: never whole in memory) and the body returned is empty.
 
         Raises :class:`Expired` when the time runs out, else OSError or http.client.HTTPException.
         """
@@ -162,7 +168,7 @@ class Transport:
         conn: http.client.HTTPConnection | None = None
         try:
             for attempt in (0, 1):
-                conn, reused = self._connection(parts, timeout, reuse)
+                conn, reused = self._connection(parts, min(timeout, idle or timeout), reuse)
                 try:
                     deadline.sock = conn.sock
                     if conn.sock is None:
@@ -172,7 +178,13 @@ class Transport:
                         raise Expired()
                     conn.request("POST", path, body, headers)
                     response = conn.getresponse()
-                    data = response.read()
+                    if sink is not None and response.status < 300:
+                        sink.seek(0)
+                        sink.truncate()
+                        shutil.copyfileobj(response, sink, COPY_CHUNK)
+                        data = b""
+                    else:
+                        data = response.read()
                     break
                 except STALE:
                     conn.close()
