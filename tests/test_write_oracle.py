@@ -210,7 +210,7 @@ def test_before_any_write_an_outsider_cannot_tell_them_apart(copies: tuple[Workb
     assert "pineapple" in json.dumps(_outcome(lambda w: w.history("p-secret-3"), a.seen_by("fam")))
 
 
-@pytest.mark.parametrize("what", ["record", "source", "graph"])
+@pytest.mark.parametrize("what", ["record", "source", "graph", "rdf source"])
 @regression("re-importing a hidden record answered 'unchanged', one changed word 409: a hidden text confirmed")
 def test_an_id_a_hidden_thing_holds_is_taken_whatever_the_write_says(
     copies: tuple[Workbench, Workbench, Path], what: str
@@ -223,16 +223,53 @@ def test_an_id_a_hidden_thing_holds_is_taken_whatever_the_write_says(
         changed = {**exact, "source": {**PRIVATE[0]["source"], "text": "something else"}}
     answers = []
     for n, rec in enumerate((exact, changed)):
-        if what == "graph":
+        source = None
+        if what in ("graph", "rdf source"):  # a hidden record's graph; a new graph from a hidden source
+            graph, source = ("urn:wb:record:p-van-1", None) if what == "graph" else ("urn:x:new", "fam-chat-1")
             path = work / f"graph{n}.nq"
-            path.write_text(f'<urn:x:van> <urn:x:is> "{rec["statement"]}" <urn:wb:record:p-van-1> .\n')
+            path.write_text(f'<urn:x:van> <urn:x:is> "{rec["statement"]}" <{graph}> .\n')
         else:
             path = _jsonl(work / f"r{n}.jsonl", [rec])
         with pytest.raises(Conflict) as caught:
-            cur.import_files([path])
+            cur.import_files([path], source=source)
         answers.append(str(caught.value).replace(str(path), "FILE"))
     assert answers[0] == answers[1]
     assert "is taken; choose another id" in answers[0]
+
+
+def test_a_restricted_writers_import_asks_only_about_its_own_graphs(
+    copies: tuple[Workbench, Workbench, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a restricted writer may not see is checked for the graphs the file names, never by
+    listing every graph of the store and of the writer's view (which grows with the store)."""
+    a, _, work = copies
+    path = work / "new.nq"
+    path.write_text('<urn:x:van> <urn:x:is> "fast" <urn:x:mine> .\n')
+
+    def listed(self: object) -> frozenset[object]:
+        raise AssertionError("the import listed every graph")
+
+    monkeypatch.setattr(type(a.store), "graph_names", listed)
+    report = a.acting_as("cur").import_files([path])
+    assert report.records_added == 1
+
+
+def test_a_restricted_writers_large_import_is_checked_the_same(copies: tuple[Workbench, Workbench, Path]) -> None:
+    """A large import is planned in another process, which cannot ask the store: it gets what the
+    writer may not see listed whole, and refuses a hidden record's graph the same way."""
+    from benchmarks import synth
+    from tests.conftest import dump
+    from workbench.imports.landing import STAGE_BYTES
+
+    a, _, work = copies
+    path = work / "worlds.nq"
+    synth.write(path, n_worlds=45, seed=3, fmt="nq")
+    path.write_bytes(path.read_bytes() + b'<urn:x:van> <urn:x:is> "x" <urn:wb:record:p-van-1> .\n')
+    assert path.stat().st_size >= STAGE_BYTES and a.store.capabilities.staged_writes
+    before = dump(a.store)
+    with pytest.raises(Conflict, match="the record id 'p-van-1' is taken"):
+        a.acting_as("cur").import_files([path], record_type="common_sense")
+    assert dump(a.store) == before
 
 
 def _new() -> dict[str, Any]:

@@ -32,6 +32,7 @@ workbench.errors.Forbidden: data.nq:1: writes Workbench's own graph <urn:wb:grap
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -157,22 +158,47 @@ class Writer:
     def restricted(self) -> bool:
         return self.seen is not self.store
 
-    def hidden_graphs(self) -> frozenset[ox.NamedNode]:
-        """Graphs the store holds that the writer may not see."""
+    def hidden_graphs(self, graphs: Iterable[ox.NamedNode]) -> frozenset[ox.NamedNode]:
+        """Of ``graphs``, those the store holds that the writer may not see: asked about these
+        graphs alone (:meth:`Store.held_graphs`), at a cost that grows with the write, not the store."""
         if not self.restricted:
             return frozenset()
-        return self.store.graph_names() - self.seen.graph_names()
+        asked = list(graphs)
+        return self.store.held_graphs(asked) - self.seen.held_graphs(asked)
 
-    def hidden_sources(self) -> frozenset[str]:
-        """Ids of the sources the store holds that the writer may not see."""
+    def snapshot(self) -> HiddenSnapshot:
+        """Every graph and source id the writer may not see (grows with the store)."""
         if not self.restricted:
-            return frozenset()
+            return HiddenSnapshot(frozenset(), frozenset())
         query = PREFIXES + f"SELECT ?id WHERE {{ GRAPH {META_GRAPH} {{ ?s a wb:Source ; dcterms:identifier ?id }} }}"
 
         def ids(store: Store) -> frozenset[str]:
             return frozenset(r["id"].value for r in store.select(query) if r["id"] is not None)
 
-        return ids(self.store) - ids(self.seen)
+        return HiddenSnapshot(self.store.graph_names() - self.seen.graph_names(), ids(self.store) - ids(self.seen))
+
+    def source_hidden(self, source_id: str) -> bool:
+        """Whether the store holds a source with this id that the writer may not see."""
+        if not self.restricted:
+            return False
+        source = f"?s a wb:Source ; dcterms:identifier {ox.Literal(source_id)}"
+        query = PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {source} }} }}"
+        return bool(self.store.ask(query)) and not self.seen.ask(query)
+
+
+@dataclass(frozen=True)
+class HiddenSnapshot:
+    """What a restricted writer may not see, listed whole: for a process that cannot ask the
+    store (a large import's planner, which gets every graph name anyway)."""
+
+    graphs: frozenset[ox.NamedNode]
+    sources: frozenset[str]
+
+    def hidden_graphs(self, graphs: Iterable[ox.NamedNode]) -> frozenset[ox.NamedNode]:
+        return self.graphs.intersection(graphs)
+
+    def source_hidden(self, source_id: str) -> bool:
+        return source_id in self.sources
 
 
 def everything(store: Store) -> Writer:

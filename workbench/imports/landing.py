@@ -10,6 +10,7 @@ metadata) behind the bulk write: see docs/benchmarks.md.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 import shutil
@@ -25,6 +26,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from workbench import errors, limits
+from workbench.access.writes import Writer
 from workbench.errors import Conflict, ParseError, WorkbenchError
 from workbench.formats import rdf_format
 from workbench.ids import activity_iri
@@ -52,8 +54,10 @@ def import_rdf(store: Store, paths: Sequence[Path], options: RdfOptions, progres
     if store.capabilities.staged_writes and size >= STAGE_BYTES:
         for path in paths:  # the plan runs beside the write: what a limit refuses must not reach it
             limits.check_rdf(path, rdf_format(path))
-        # The plan's process cannot ask the store: it gets every graph name (a large import's
-        # files name many graphs anyway).
+        # The plan's process cannot ask the store: it gets every graph name, and what the writer
+        # may not see listed whole (a large import's files name many graphs anyway).
+        if isinstance(options.writer, Writer):
+            options = dataclasses.replace(options, writer=options.writer.snapshot())
         planner = PlanProcess(list(paths), options, store.graph_names(), activity)
         box: list[RdfPlan] = []
         try:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from workbench import limits
-from workbench.access.writes import check_graph, check_quad, own_graph, taken, touches_own
+from workbench.access.writes import HiddenSnapshot, Writer, check_graph, check_quad, own_graph, taken, touches_own
 from workbench.errors import Invalid, ParseError
 from workbench.formats import rdf_format
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, SYSTEM_GRAPHS, id_from_iri, record_iri, source_iri
@@ -161,10 +161,9 @@ class RdfOptions:
     statement: str | None = None
     visible_to: tuple[str, ...] = ()
     used: tuple[str, ...] = ()  # what the provenance names instead of the paths (an upload's name)
-    # Graphs and sources the store holds that the writer may not see (access.writes): a file
-    # writing one is refused as "taken", whatever it holds.
-    hidden_graphs: frozenset[ox.NamedNode] = frozenset()
-    hidden_sources: frozenset[str] = frozenset()
+    # Who writes (access.writes): a file writing a graph or source the store holds and the writer
+    # may not see is refused as "taken", whatever it holds. None: someone who sees everything.
+    writer: Writer | HiddenSnapshot | None = None
     restore: bool = False  # an export into an empty store (Workbench.restore), not an import
 
     def source(self, path: Path) -> SourceSpec:
@@ -234,8 +233,9 @@ def _plan_data(path: Path, found: _Inspection, plan: RdfPlan, options: RdfOption
     to_graph = options.default_graph(path)
     if found.default_triples:
         targets.append((to_graph, src.id))
+    hidden = options.writer.hidden_graphs(g for g, _ in targets) if options.writer else frozenset()
     for graph, rid in targets:
-        if graph in options.hidden_graphs:
+        if graph in hidden:
             raise taken("record", rid, first_line(path, graph.value) if graph != to_graph else str(path))
     graphs_before = held(g for g, _ in targets)
     new = [(g, i) for g, i in targets if g not in graphs_before]
@@ -244,7 +244,7 @@ def _plan_data(path: Path, found: _Inspection, plan: RdfPlan, options: RdfOption
     if not new:
         return False
     plan.new_graphs.update(g for g, _ in new)
-    if src.id in options.hidden_sources:
+    if options.writer and options.writer.source_hidden(src.id):
         raise taken("source", src.id, str(path))
     plan.loose += source_quads(src)
     plan.origins.setdefault(source_iri(src.id).value, str(path))

@@ -39,7 +39,7 @@ def import_files(wb: Workbench, files: list[Path], *, record_type: RecordType | 
         options = RdfOptions(actor=wb.user, now=now, record_type=rtype or RecordType.OBSERVATION,
                              source_id=source, said_by=said_by, statement=statement,
                              visible_to=tuple(visible_to), used=tuple(used or ()),
-                             hidden_graphs=writer.hidden_graphs(), hidden_sources=writer.hidden_sources())
+                             writer=writer)
         landed = import_rdf(wb.store, rdf, options, progress)
         wb._indexes.changed(records=bool(landed.plan.records_added))
         return ImportReport(files=tuple(str(p) for p in rdf), records_added=landed.plan.records_added,
