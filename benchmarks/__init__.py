@@ -15,7 +15,9 @@ True
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: benchmarks/ and workbench/ side by side
 
@@ -26,3 +28,11 @@ def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
     return env
+
+
+def progress(**options: Any) -> Any:
+    """A progress bar on standard error, drawn only when that is a terminal: a run written to a
+    log or a pipe gets its results, not a bar redrawn every second."""
+    from tqdm import tqdm
+
+    return tqdm(file=sys.stderr, disable=None, dynamic_ncols=True, **options)

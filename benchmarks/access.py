@@ -29,7 +29,6 @@ import json
 import multiprocessing
 import os
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -37,11 +36,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import synth
+from benchmarks import progress, synth
 from benchmarks.ask import check_answer, pick_questions
 from benchmarks.ask_remote import served, server_version
 from benchmarks.ask_results import TIERS, pct
-from benchmarks.load import Size, code_version, machine, working_dir
+from benchmarks.load import Size, code_version, disk_mib, machine, working_dir
 from benchmarks.markdown import write_section
 from benchmarks.serve import prepare
 
@@ -237,12 +236,11 @@ def _in_child(*args: Any) -> dict[str, Any]:
 
 
 def run(size: Size, *, backends: Sequence[str], per_tier: int, writes: int, seed: int, workdir: Path) -> dict[str, Any]:
-    from tqdm import tqdm
-
     here = workdir / size.label
     setup: dict[str, float] = {}
-    with tqdm(total=5 + len(backends), file=sys.stderr, unit="step", dynamic_ncols=True) as bar:
+    with progress(total=5 + len(backends), unit="step") as bar:
         counts, quads, _ = prepare(size, here, seed, bar, setup, before_dump=("restricted records and users", restrict))
+        disk = {"workbench": disk_mib(here / "workbench"), "oxigraph": disk_mib(here / "oxigraph")}
         found: dict[str, Any] = {}
         with ExitStack() as stack:
             for backend in backends:
@@ -258,7 +256,7 @@ def run(size: Size, *, backends: Sequence[str], per_tier: int, writes: int, seed
                 found[backend]["wall_s"] = time.perf_counter() - start
                 bar.update(1)
     return {"size": size.label, "worlds": counts.worlds, "relations": counts.relations, "quads": quads,
-            "setup_s": setup, "backends": found}
+            "setup_s": setup, "disk_mib": disk, "backends": found}
 
 
 # ---------------------------------------------------------------- reporting

@@ -30,7 +30,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchmarks import child_env, synth
+from benchmarks import child_env, progress, synth
 from benchmarks.ask_peers import DEFAULT_MEMORY_GIB, DEFAULT_TIMEOUT, PEERS, PeerRun, run_peers
 from benchmarks.limits import run_limited
 from benchmarks.load import Size, code_version, machine, working_dir
@@ -181,8 +181,6 @@ def _nt(size: Size, *, seed: int, root: Path) -> Path:
 def run_parts(result: AllRun, *, parts: Sequence[str], seed: int, root: Path, questions: int, repeat: int,
               requests: int, clients: Sequence[int], queries: int, echo: Callable[[str], object]) -> None:
     """Each part in turn, its printout kept in ``result.printed``."""
-    from tqdm import tqdm
-
     sizes = result.sizes
 
     def part(name: str) -> Printed:
@@ -202,7 +200,7 @@ def run_parts(result: AllRun, *, parts: Sequence[str], seed: int, root: Path, qu
         result.printed["ask"] = p.text()
     if "peers" in parts:
         part("ask: pySHACL and owlrl, each under its budget")
-        with tqdm(total=len(PEERS) * len(sizes), file=sys.stderr, unit="run", dynamic_ncols=True) as bar:
+        with progress(total=len(PEERS) * len(sizes), unit="run") as bar:
             result.peers = run_peers(sizes, lambda s: _nt(s, seed=seed, root=root), per_tier=questions, seed=seed,
                                      repeat=repeat, timeout=result.peer_timeout, memory_gib=result.peer_memory_gib,
                                      workdir=root / "peers", bar=bar)

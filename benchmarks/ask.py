@@ -48,7 +48,6 @@ import random
 import re
 import shutil
 import statistics
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -59,7 +58,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from benchmarks import synth
+from benchmarks import progress, synth
 from benchmarks.ask_pyshacl import run_pyshacl
 from benchmarks.ask_results import (
     CONTENDERS,
@@ -343,8 +342,6 @@ def profile(c: Contenders, questions: Sequence[Question], path: Path) -> str:
 def run_size(size: Size, *, per_tier: int, seed: int, workdir: Path, pyshacl_on: bool, profile_to: Path | None,
              bar: Any, repeat: int = 1) -> tuple[SizeRun, str]:
     """Write, load, ask; returns the run and the profile text (when ``profile_to``)."""
-    from tqdm import tqdm
-
     from workbench.service import Workbench
 
     here = workdir / size.label
@@ -363,8 +360,7 @@ def run_size(size: Size, *, per_tier: int, seed: int, workdir: Path, pyshacl_on:
                       partial(pick_questions, size.worlds, per_tier, seed=seed))
     n_focus = sum(min(len(qs), FOCUS_QUESTIONS) for qs in questions.values()) if pyshacl_on else 0
     text = ""
-    with tqdm(total=(1 + repeat) * per_tier * len(TIERS) + n_focus, file=sys.stderr, unit="q", leave=False,
-              dynamic_ncols=True, position=1) as qbar:
+    with progress(total=(1 + repeat) * per_tier * len(TIERS) + n_focus, unit="q", leave=False, position=1) as qbar:
         wb = Workbench.open(store_dir, user="bench")
         try:
             bar.set_description(f"{size.label}: loading and testing the rules")
@@ -393,12 +389,10 @@ def run_size(size: Size, *, per_tier: int, seed: int, workdir: Path, pyshacl_on:
 
 def run(sizes: Sequence[Size], *, per_tier: int, seed: int, workdir: Path, pyshacl_max: Size | None,
         repeat: int = 1, profile_to: Path | None = None, echo: Callable[[str], object] = print) -> list[SizeRun]:
-    from tqdm import tqdm
-
     runs = []
     on = {s.label: pyshacl_max is not None and s.worlds <= pyshacl_max.worlds for s in sizes}
     steps = sum(4 + 2 * on[s.label] for s in sizes)
-    with tqdm(total=steps, file=sys.stderr, unit="step", dynamic_ncols=True, position=0) as bar:
+    with progress(total=steps, unit="step", position=0) as bar:
         for i, size in enumerate(sizes):
             last = i == len(sizes) - 1
             r, text = run_size(size, per_tier=per_tier, seed=seed, workdir=workdir, pyshacl_on=on[size.label],

@@ -28,7 +28,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -36,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import synth
+from benchmarks import progress, synth
 from benchmarks.ask import (
     Contenders,
     Question,
@@ -221,8 +220,6 @@ def remote_tier(c: Contenders, rwb: Any, floor: Any, tier: str, questions: Seque
 
 def run_size(size: Size, *, per_tier: int, seed: int, workdir: Path, bar: Any, repeat: int) -> RemoteSizeRun:
     """Write, import, export, ``oxigraph load``, serve, ask; the server is stopped whatever happens."""
-    from tqdm import tqdm
-
     from workbench.service import Workbench
     from workbench.store import RemoteStore
 
@@ -233,8 +230,7 @@ def run_size(size: Size, *, per_tier: int, seed: int, workdir: Path, bar: Any, r
     questions = pick_questions(size.worlds, per_tier, seed=seed)
     bar.set_description(f"{size.label}: starting oxigraph serve")
     with served(oxi_dir, here / "oxigraph-serve.log") as url, \
-            tqdm(total=(1 + repeat) * per_tier * len(TIERS), file=sys.stderr, unit="q", leave=False,
-                 dynamic_ncols=True, position=1) as qbar:
+            progress(total=(1 + repeat) * per_tier * len(TIERS), unit="q", leave=False, position=1) as qbar:
         wb = Workbench.open(store_dir, user="bench")
         rwb = Workbench(RemoteStore(url), user="bench")
         floor = remote_floor_store(url)
@@ -339,15 +335,13 @@ def main(sizes: Sequence[Size], *, questions: int, repeat: int, seed: int = 0, w
          out: Path | None = None, markdown: Path | None = None,
          echo: Callable[[str], object] = print) -> list[RemoteSizeRun]:
     """The remote half of ``bench ask``: runs, table (printed, into ``out`` as JSON, into ``markdown``)."""
-    from tqdm import tqdm
-
     command = (f"workbench bench ask --backends remote --sizes {','.join(s.label for s in sizes)} "
                f"--questions {questions} --repeat {repeat} --seed {seed}")
     machine_line, code = f"{machine()}, {server_version()}", code_version()
     echo(f"Machine: {machine_line}\nCode: {code}\nCommand: {command}")
     runs = []
     with working_dir(workdir, "ask-remote") as root, \
-            tqdm(total=5 * len(sizes), file=sys.stderr, unit="step", dynamic_ncols=True, position=0) as bar:
+            progress(total=5 * len(sizes), unit="step", position=0) as bar:
         for size in sizes:
             runs.append(run_size(size, per_tier=questions, seed=seed, workdir=root, bar=bar, repeat=repeat))
     date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -33,7 +33,6 @@ import datetime as dt
 import json
 import random
 import resource
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from benchmarks import synth
+from benchmarks import progress, synth
 from benchmarks.ask import Question, check_answer
 from benchmarks.ask_results import RELATION_NAMES
 from benchmarks.graph_vectors import GraphVectors
@@ -384,14 +383,12 @@ def _guesser_figures(meta: dict[str, Any], maxrss_before: int) -> dict[str, Any]
 def run_audit(size: str, *, seed: int, workdir: Path, cases: int, multi: int, held_out: int,
               rules_dir: Path) -> AuditRun:
     """Write the worlds, import them and the X records, sign off the rule, ask, count."""
-    from tqdm import tqdm
-
     from workbench.service import Workbench
 
     n_worlds = SIZES[size]
     workdir.mkdir(parents=True, exist_ok=True)
     nq, store_dir, xs = workdir / "synth.nq", workdir / "workbench", workdir / "new-things.jsonl"
-    with tqdm(total=6 + cases + held_out, file=sys.stderr, unit="step", dynamic_ncols=True) as bar:
+    with progress(total=6 + cases + held_out, unit="step") as bar:
         counts = _step(bar, f"writing {n_worlds:,} worlds", partial(synth.write, nq, n_worlds=n_worlds, seed=seed))
         cs, hs = _step(bar, "choosing X and the held-out facts",
                        partial(plan, n_worlds, cases=cases, multi=multi, held_out=held_out, seed=seed))

@@ -39,7 +39,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchmarks import ROOT, child_env, synth
+from benchmarks import ROOT, child_env, progress, synth
 from benchmarks.limits import peak_rss_mib
 from benchmarks.markdown import write_section
 
@@ -112,7 +112,7 @@ class SizeRun:
 # ---------------------------------------------------------------- the child: one contender, once
 
 
-def _disk_mib(path: Path) -> float:
+def disk_mib(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
 
 
@@ -137,7 +137,7 @@ def measure(contender: str, data: Path, target: Path, seed: int) -> dict[str, An
         seconds = time.perf_counter() - start
         count = len(store)
         del store
-        disk = _disk_mib(target)
+        disk = disk_mib(target)
     elif contender == "workbench":
         from workbench.service import Workbench
 
@@ -148,7 +148,7 @@ def measure(contender: str, data: Path, target: Path, seed: int) -> dict[str, An
                         statement=f"A synthetic common-sense world (benchmarks.synth, seed {seed}).")
         wb.close()
         seconds = time.perf_counter() - start
-        disk = _disk_mib(target)
+        disk = disk_mib(target)
         count = count_assertions(target)
     else:
         raise ValueError(f"unknown contender {contender!r}")
@@ -202,13 +202,11 @@ def _step(bar: Any, label: str, fn: Callable[[], T]) -> T:
 
 def run(sizes: Sequence[Size], *, seed: int, workdir: Path, rdflib_max: Size | None, repeat: int) -> list[SizeRun]:
     """Generate the files and run every contender at every size; checks what each loaded."""
-    from tqdm import tqdm
-
     plan = {s.label: [c for c in RUN_ORDER if c != "rdflib" or rdflib_max is None or s.worlds <= rdflib_max.worlds]
             for s in sizes}
     steps = sum(2 + repeat * len(cs) for cs in plan.values())
     runs = []
-    with tqdm(total=steps, file=sys.stderr, unit="step", dynamic_ncols=True) as bar:
+    with progress(total=steps, unit="step") as bar:
         for size in sizes:
             here = workdir / size.label
             here.mkdir(parents=True, exist_ok=True)

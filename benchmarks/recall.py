@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 import faiss
 import numpy as np
 
-from benchmarks import child_env, svg
+from benchmarks import child_env, progress, svg
 from benchmarks.ask_results import pct
 from benchmarks.limits import peak_rss_mib
 from benchmarks.load import _step, code_version, machine, working_dir
@@ -143,12 +143,9 @@ def parse_count(text: str) -> int:
 
 def encode(texts: Sequence[str], enc: Encoder, desc: str) -> tuple[np.ndarray, float]:
     """The texts' vectors, in batches under a progress bar, and the seconds it took."""
-    from tqdm import tqdm
-
     out = np.empty((len(texts), enc.dim), dtype=np.float32)
     start = time.perf_counter()
-    with tqdm(total=len(texts), desc=desc, unit="st", unit_scale=True, leave=False, file=sys.stderr,
-              dynamic_ncols=True) as bar:
+    with progress(total=len(texts), desc=desc, unit="st", unit_scale=True, leave=False) as bar:
         for i in range(0, len(texts), ENCODE_BATCH):
             chunk = texts[i : i + ENCODE_BATCH]
             out[i : i + len(chunk)] = enc.encode(chunk)
@@ -330,8 +327,6 @@ def _dataset(root: Path, label: str, enc: str, secs: float, vectors: np.ndarray,
 def run(sizes: Sequence[tuple[str, int]], *, n_queries: int, seed: int, workdir: Path, hnsw: str, minilm: bool,
         echo: Callable[[str], object] = print) -> list[Dataset]:
     """Generate, encode and measure every index at every size, then the MiniLM sample."""
-    from tqdm import tqdm
-
     from workbench.errors import WorkbenchError
     from workbench.vectors.encoders import encoder
 
@@ -352,7 +347,7 @@ def run(sizes: Sequence[tuple[str, int]], *, n_queries: int, seed: int, workdir:
         mv, msecs = encode(texts[:n], m, f"encoding {n:,} statements (MiniLM)")
         mq, _ = encode(qtexts, m, "encoding the questions (MiniLM)")
         datasets.append(_dataset(workdir, f"{n / 1000:g}k MiniLM", m.name, msecs, mv, mq))
-    with tqdm(total=len(KINDS) * len(datasets), file=sys.stderr, unit="index", dynamic_ncols=True) as bar:
+    with progress(total=len(KINDS) * len(datasets), unit="index") as bar:
         for d in datasets:
             for kind in KINDS:
                 if kind == "hnsw" and (hnsw == "none" or (hnsw == "default" and d.n > HNSW_MAX)):

@@ -52,7 +52,7 @@ from typing import Any
 import faiss
 import numpy as np
 
-from benchmarks import child_env
+from benchmarks import child_env, progress
 from benchmarks.ask_results import pct
 from benchmarks.load import _step, code_version, machine, working_dir
 from benchmarks.markdown import write_section
@@ -332,8 +332,6 @@ def run_series(label: str, vectors: np.ndarray, queries: np.ndarray, sizes: Sequ
 
 def run(sizes: Sequence[tuple[str, int]], *, n_queries: int, seed: int, workdir: Path, minilm_max: int,
         hnsw_max: int, echo: Callable[[str], object]) -> list[Series]:
-    from tqdm import tqdm
-
     from workbench.errors import WorkbenchError
     from workbench.vectors.encoders import HashingEncoder, encoder
 
@@ -341,8 +339,7 @@ def run(sizes: Sequence[tuple[str, int]], *, n_queries: int, seed: int, workdir:
     texts, qtexts = sentences(top, seed=seed), sentences(n_queries, seed=seed, kind="question")
     hashing = HashingEncoder()
     small = [(s, n) for s, n in sizes if n <= minilm_max]
-    with tqdm(total=len(KINDS) * (len(sizes) + len(small)), file=sys.stderr, unit="index",
-              dynamic_ncols=True) as bar:
+    with progress(total=len(KINDS) * (len(sizes) + len(small)), unit="index") as bar:
         vectors, _ = encode(texts, hashing, f"encoding {top:,} statements (hashing)")
         queries, _ = encode(qtexts, hashing, "encoding the questions")
         out = [run_series(hashing.name, vectors, queries, sizes, root=workdir, kinds=list(KINDS), hnsw_max=hnsw_max,

@@ -40,7 +40,7 @@ from itertools import cycle, islice
 from pathlib import Path
 from typing import Any
 
-from benchmarks import synth
+from benchmarks import progress, synth
 from benchmarks.load import Size, _step, code_version, machine, measure, parse_size, working_dir
 from benchmarks.serve_http import Server, Target, free_port, oxigraph_binary, profile_server, run_cell
 from benchmarks.serve_report import (
@@ -267,16 +267,14 @@ def _measure_cell(name: str, server: Server, key: str, subjects: Sequence[str], 
 def run(size: Size, *, requests: int, clients: Sequence[int], warmup: int, seed: int, workdir: Path,
         profile_to: Path | None = None) -> ServeRun:
     """Prepare both stores, start both servers, check, warm up, measure every cell, stop."""
-    from tqdm import tqdm
-
     here = workdir / size.label
     store_dir, oxi_dir = here / "workbench", here / "oxigraph"
     n_cells = len(QUERIES) * len(clients) * len(SERVERS)
     steps = 6 + 2 + len(QUERIES) * len(SERVERS) + n_cells + (profile_to is not None)
     setup: dict[str, float] = {}
 
-    with tqdm(total=steps, file=sys.stderr, unit="step", dynamic_ncols=True, position=0) as bar, \
-            tqdm(total=requests, file=sys.stderr, unit="req", leave=False, dynamic_ncols=True, position=1) as qbar:
+    with progress(total=steps, unit="step", position=0) as bar, \
+            progress(total=requests, unit="req", leave=False, position=1) as qbar:
         users = ("restricted record and users",
                  lambda store_dir: restrict_and_add_users(store_dir, _private_file(here / "private.ttl")))
         counts, quads, tokens = prepare(size, here, seed, bar, setup, before_dump=users)

@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from workbench.cli import main
@@ -44,8 +46,40 @@ def test_bench_access_tiny(tmp_path: Path) -> None:
     assert probe["hidden_graphs"] == 1 and probe["visible_graphs"] > 1  # group:a's record, for reader-b
     assert all(probe[q][way]["p50_ms"] > 0 for q in ("point", "kinds") for way in ("as is", "rewritten", "dataset"))
 
+    assert data["disk_mib"]["workbench"] > 0 and data["disk_mib"]["oxigraph"] > 0
+    _carried_to_paper(data, md)
+
     doc = md.read_text()
     assert doc.count("## Restricted readers at scale") == 1 and "## Load\n\nLoad figures." in doc
     assert re.search(r"^\| remote \| reader-a \| [\d,.]+ m?s \| [\d,.]+ m?s, [\d,.]+ m?s \| [\d,.]+× "
                      r"\| recorded / \w+ \|$", doc, re.M)
     assert re.search(r"^\| point \| [\d.]+ / [\d.]+ \| [\d.]+ / [\d.]+ \| [\d.]+× \| [\d.]+ / [\d.]+ \| [\d.]+× \|$", doc, re.M)
+
+
+def _carried_to_paper(data: dict[str, Any], md: Path) -> None:
+    """The paper (benchmarks.access_paper) reads every figure from a real run's JSON: the run and
+    a copy of it at ten times the size with each figure multiplied by ten (exponent 1) carry each
+    figure to ten times more again (a ratio of two figures stays where it was: exponent 0)."""
+    from benchmarks.access_paper import FIGURES, main, table
+
+    def scaled(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: scaled(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [scaled(v) for v in x]
+        return x * 10 if isinstance(x, float) else x
+
+    large = {**scaled(data), "relations": data["relations"] * 10, "size": "ten times"}
+    rows = table(data, large, data["relations"] * 100, "a hundred times")
+    assert [r["what"] for r in rows] == [f[0] for f in FIGURES]
+    for r in rows:
+        power = 0.0 if r["unit"] == "x" else 1.0
+        assert r["small"] > 0 and r["exponent"] == pytest.approx(power, abs=1e-9), r["what"]
+        assert r["target"] == pytest.approx(r["large"] * 10**power), r["what"]
+    with pytest.raises(ValueError, match="the first run must be the smaller"):
+        table(large, data, 1e9, "1G")
+    small_json, large_json = md.parent / "small.json", md.parent / "large.json"
+    small_json.write_text(json.dumps(data))
+    large_json.write_text(json.dumps(large))
+    assert main([str(small_json), str(large_json), "--to", "1G", "--markdown", str(md)], echo=lambda _: None) == 0
+    assert re.search(r"^\| restricted reader's first answer after a write, remote \| .+ \| 1\.00 \| .+ \|", md.read_text(), re.M)

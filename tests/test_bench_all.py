@@ -4,12 +4,14 @@ past its budget is reported as "gave up at SIZE". No timing assertions."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from benchmarks import synth
@@ -140,3 +142,21 @@ def test_unknown_parts_are_refused() -> None:
     assert result.exit_code == 2 and "no part called nothing" in result.output
     result = CliRunner().invoke(main, ["bench", "all", "--skip", "load,ask,peers,recall,serve"])
     assert result.exit_code == 2 and "every part is skipped" in result.output
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_progress_is_drawn_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, terminal: bool) -> None:
+    """Every benchmark's bar: drawn on a terminal, silent in a log or a pipe (a 10M run redrawn
+    every second filled its log with megabytes of bars)."""
+    from benchmarks import progress
+
+    err = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    with progress(total=3, desc="writing worlds", unit="step") as bar:
+        bar.update(3)
+    assert ("writing worlds" in err.getvalue()) is terminal
