@@ -100,9 +100,10 @@ FIGURES: list[tuple[str, str, Getter, str]] = [
      "the whole store copied to the Workbench host: per quad"),
     ("admin's derived answer p50, remote", "ms",
      _backend("remote", lambda b: pct(b["readers"][ADMIN]["ms"]["derived"], 50)), "index lookups: flat"),
-    ("Workbench process peak, embedded", "MiB", _backend("embedded", lambda b: b["peak_rss_mib"]), ""),
+    ("Workbench process peak, embedded", "MiB", _backend("embedded", lambda b: b["peak_rss_mib"]),
+     "not attributed (see the text)"),
     ("Workbench process peak, remote", "MiB", _backend("remote", lambda b: b["peak_rss_mib"]),
-     "the copy's bulk load, in slices; the rest is the process"),
+     "two views open; the copy loads 8 MiB at a time; the rest not attributed"),
     ("engine-side filter after `GRAPH ?g`, ÷ as is (point query)", "x", _ratio("point", "rewritten"),
      "a lookup per solution: flat"),
     ("`named-graph-uri` listing, ÷ as is (point query)", "x", _ratio("point", "dataset"),
@@ -116,7 +117,9 @@ def _fmt(value: float | None, unit: str) -> str:
     if unit == "s":
         if value < 1:
             return f"{value * 1e3:,.0f} ms"
-        return f"{value:,.1f} s" if value < 3600 else f"{value / 3600:,.1f} h"
+        if value < 120:
+            return f"{value:,.1f} s"
+        return f"{value / 60:,.1f} min" if value < 7200 else f"{value / 3600:,.1f} h"
     if unit == "MiB":
         return f"{value:,.0f} MiB" if value < 10240 else f"{value / 1024:,.1f} GiB"
     if unit == "x":
@@ -168,7 +171,7 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], object] = prin
     small, large = (json.loads(p.read_text(encoding="utf-8")) for p in (args.small, args.large))
     rows = table(small, large, relations(args.to), args.to)
     text = render(small, large, rows, args.to,
-                  f"python -m benchmarks.access_paper {args.small.name} {args.large.name} --to {args.to}")
+                  f"python -m benchmarks.access_paper {args.small} {args.large} --to {args.to}")
     echo(text)
     if args.markdown is not None:
         write_section(args.markdown, SECTION, text, begin=BEGIN, end=END)
