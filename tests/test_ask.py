@@ -601,6 +601,34 @@ def test_a_recorded_no_against_a_derived_yes_is_conflicting_with_both_sides(samp
     assert "inherit-kind" in text and "chat-m-car-neg" in text and "m-car-1" not in a.summary
 
 
+def test_a_recorded_fact_a_rule_could_derive_is_answered_without_deriving_it(
+    sample: Workbench, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ground question whose fact is recorded keeps the recorded proof (the smallest), so the
+    engine stops there: no kind closure, no rule premises (on a remote store each is a round
+    trip). The open question, which still derives, finds the same proof for the same value."""
+    rec = negative_record("m-car-gas", "My car needs gasoline.", ["my car", "needs", "gasoline"])
+    sample.import_files([write_jsonl(tmp_path / "gas.jsonl", [rec])])
+    sent: list[str] = []
+    select = type(sample.store).select
+
+    def spy(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query)
+        return select(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(type(sample.store), "select", spy)
+    a = sample.ask("my car", "needs", "gas")
+    monkeypatch.undo()
+    check_answer(a)
+    assert a.tier is Tier.RECORDED
+    r = proof(a.findings[0])
+    assert isinstance(r, Recorded) and r.record == "m-car-gas"
+    assert not [q for q in sent if "subClassOf" in q], "the kind closure was walked for a recorded fact"
+    opened = sample.ask("my car", "needs")
+    same = [f for f in opened.findings if f.value == a.findings[0].value]
+    assert same and proof(same[0]) == r
+
+
 def test_a_conflict_on_one_value_keeps_the_other_values(sample: Workbench, tmp_path: Path) -> None:
     assert "maintenance" in sample.ask("my car", "needs").values
     rec = negative_record("m-car-neg", "My car does not need gasoline.", ["my car", "not needs", "gasoline"])

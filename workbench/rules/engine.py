@@ -123,7 +123,12 @@ class Engine:
         if derive:
             self._prefetch(goal, start, None)
         rows = self.reads.recorded([goal], start, [])
-        derived = self._derived(goal, [Row({}, ())]) if derive else []
+        # A ground goal found recorded is answered: a recorded fact's proof (size 1) is smaller
+        # than any derivation of it (a rule with a premise), so deriving it again could only cost
+        # queries (the closures and premises a rule would walk).
+        settled = rows and o is not None and not isinstance(s, Var) and all(
+            r.body for r in self.rules.concluding(p))
+        derived = self._derived(goal, [Row({}, ())]) if derive and not settled else []
         # Tables read while still in progress that grew afterwards: what read them may miss
         # something. Solve those again, then whatever read a table that grew, until nothing
         # grows (a fixpoint); then read the goal's answers from the final tables.
