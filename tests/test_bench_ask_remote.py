@@ -43,7 +43,8 @@ def test_bench_ask_remote_tiny(tmp_path: Path) -> None:
     for tier in size["tiers"].values():
         assert tier["mismatches"] == [] and all(n == 2 for n in tier["agree"].values()), tier["agree"]
         b = tier["breakdown"]
-        assert b["round_trips"] > 0 and b["round_trips"] == b["store_calls"]  # one request per store call
+        # one request per store call, but name binding's, which rides with the version check
+        assert b["round_trips"] > 0 and b["round_trips"] == b["store_calls"] - 1
         assert 0 < b["http_share"] <= 1 and b["ms_per_round_trip"] > 0
         assert math.isfinite(tier["remote_over_embedded_p50"]) and tier["remote_over_embedded_p50"] > 0
         for name in ("embedded", "remote", "floor", "floor-remote"):

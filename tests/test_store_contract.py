@@ -264,3 +264,36 @@ def test_an_import_never_lists_every_graph(store: Store, tmp_path, monkeypatch: 
     monkeypatch.undo()
     assert landed.plan.records_added == 1 and landed.plan.records_unchanged == 1
     assert ox.NamedNode("urn:test:new") in store.graph_names()
+
+
+def test_a_prefetched_select_rides_with_the_version_check(store: Store) -> None:
+    """A question's first SELECT sent ahead (Store.prefetch) comes back with the version check:
+    on a server one round trip for both, rows equal to asking it alone, used once; a write in
+    between throws them away. Elsewhere prefetch changes nothing."""
+    store.write(Batch(quads=[_quad("x"), _quad("y", ox.NamedNode("urn:test:h"))]))
+    query = "PREFIX t: <urn:test:> SELECT ?o ?g WHERE { GRAPH ?g { t:s t:p ?o } }"
+
+    def rows(found: list[dict[str, object]]) -> list[str]:
+        return sorted(json.dumps({k: str(v) for k, v in r.items()}, sort_keys=True) for r in found)
+
+    alone = rows(store.select(query))
+
+    def trips() -> int:
+        return int(getattr(store, "round_trips", 0))
+
+    with store.reading():
+        start = trips()
+        store.prefetch(query)
+        version = store.version()
+        ahead = rows(store.select(query))
+        both = trips() - start
+        again = rows(store.select(query))
+    assert ahead == alone == again and len(alone) == 2
+    if store.capabilities.round_trips:
+        assert both == 1 and trips() - start == 2
+    with store.reading():
+        assert store.version() == version
+        store.prefetch(query)
+        store.version()
+        store.write(Batch(quads=[_quad("z")]))
+        assert len(store.select(query)) == 3  # asked again after the write, not the rows sent ahead

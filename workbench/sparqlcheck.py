@@ -357,9 +357,20 @@ def query_form(text: str) -> str | None:
     >>> query_form("BASE <http://ex/> INSERT DATA { }")
     'INSERT'
     """
-    prologue = _PROLOGUE.match(text)
-    word = _FORM_WORD.match(text, prologue.end() if prologue else 0)
+    word = _FORM_WORD.match(text, len(split_prologue(text)[0]))
     return word.group().upper() if word else None
+
+
+def split_prologue(text: str) -> tuple[str, str]:
+    """A query's prologue (PREFIX and BASE declarations, with the spaces and comments among
+    them) and the rest, which can then stand as a subquery.
+
+    >>> split_prologue("PREFIX wb: <urn:x#> # ours\\nSELECT ?a WHERE { ?a wb:p 1 }")
+    ('PREFIX wb: <urn:x#> # ours\\n', 'SELECT ?a WHERE { ?a wb:p 1 }')
+    """
+    prologue = _PROLOGUE.match(text)
+    end = prologue.end() if prologue else 0
+    return text[:end], text[end:]
 
 
 # ---------------------------------------------------------------------- a big stack to evaluate on

@@ -9,7 +9,7 @@ records that it undid the merge. Resolution follows merges to the entity kept.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
 
@@ -28,6 +28,27 @@ def literal(text: str) -> str:
     return str(ox.Literal(text))
 
 
+NAMES_A_QUERY = 500
+
+
+def names_query(keys: Sequence[str]) -> str:
+    """The one query that binds these name keys (at most :data:`NAMES_A_QUERY`, sorted): what
+    :func:`resolve_all` sends, so a question can send it ahead (:meth:`Store.prefetch`)."""
+    values = " ".join(literal(k) for k in keys)
+    return (PREFIXES + f"SELECT DISTINCT ?k ?e ?into WHERE {{ VALUES ?k {{ {values} }} "
+            f"{{ GRAPH {ENTITIES_GRAPH} {{ ?e wb:nameKey ?k }} }} "
+            "UNION { GRAPH ?g { ?e skos:prefLabel ?k } } UNION { GRAPH ?g { ?e skos:altLabel ?k } } "
+            f"OPTIONAL {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs ?into }} }} }}")
+
+
+def prefetch_names(store: Store, names: Iterable[str | None]) -> None:
+    """Send the query that will bind ``names`` (None: a role not asked) with the question's
+    version check (:meth:`Store.prefetch`): on a shared server, one round trip less."""
+    keys = sorted({name_key(n) for n in names if n})
+    if len(keys) <= NAMES_A_QUERY:
+        store.prefetch(names_query(keys))
+
+
 def _matches(store: Store, keys: Iterable[str]) -> list[tuple[str, str, str]]:
     """(key, entity carrying the name, entity it binds to after following merges) for each key.
 
@@ -39,14 +60,8 @@ def _matches(store: Store, keys: Iterable[str]) -> list[tuple[str, str, str]]:
     """
     keys = sorted(set(keys))
     named: list[tuple[str, str, str | None]] = []
-    for start in range(0, len(keys), 500):
-        values = " ".join(literal(k) for k in keys[start : start + 500])
-        rows = store.select(
-            PREFIXES + f"SELECT DISTINCT ?k ?e ?into WHERE {{ VALUES ?k {{ {values} }} "
-            f"{{ GRAPH {ENTITIES_GRAPH} {{ ?e wb:nameKey ?k }} }} "
-            "UNION { GRAPH ?g { ?e skos:prefLabel ?k } } UNION { GRAPH ?g { ?e skos:altLabel ?k } } "
-            f"OPTIONAL {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs ?into }} }} }}"
-        )
+    for start in range(0, len(keys), NAMES_A_QUERY):
+        rows = store.select(names_query(keys[start : start + NAMES_A_QUERY]))
         named += [(r["k"].value, r["e"].value, r["into"].value if r["into"] else None) for r in rows]  # type: ignore[union-attr]
     ends = merged_into(store, {into for _, _, into in named if into})
     return sorted({(k, e, ends[into] if into else e) for k, e, into in named})

@@ -14,6 +14,7 @@ import pyoxigraph as ox
 
 from workbench import records
 from workbench.answers.period import period
+from workbench.names.entities import prefetch_names
 from workbench.values.answers import Answer, Tier
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def ask(
     from workbench.answers import ask
     from workbench.answers import binding as names
 
+    prefetch_names(wb.store, [subject, obj])
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
     rel = names.relation(wb._indexes.relations(), relation)
     question = f"{subject} {relation}" + (f" {obj}" if obj else "") + "?"
@@ -105,6 +107,7 @@ def count(
     from workbench.answers import binding as names
     from workbench.answers import count
 
+    prefetch_names(wb.store, [event_type, about])
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
     first, last = period(year, start, end, this_year=wb._shared.clock().year)
     question = f"how many {event_type}" + (f" about {about}" if about else "") + (
@@ -125,6 +128,7 @@ def current(wb: Workbench, subject: str, state: str, *, as_of: str | None = None
     from workbench.answers import binding as names
     from workbench.answers import current
 
+    prefetch_names(wb.store, [subject])
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
     rel = names.relation(wb._indexes.relations(), state)
     question = f"current {state} of {subject}?"
@@ -143,6 +147,7 @@ def decision(wb: Workbench, scope: str, *, as_of: str | None = None) -> Answer:
     from workbench.answers import binding as names
     from workbench.answers import decision
 
+    prefetch_names(wb.store, [scope])
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
     question = f"which decision governs {scope}?"
     params = _params(scope=scope, as_of=as_of)

@@ -105,6 +105,11 @@ class Store(abc.ABC):
         trip). Nothing else changes; a store this process owns counts its own writes anyway."""
         yield
 
+    def prefetch(self, query: str) -> None:  # noqa: B027  (only a shared server has round trips to save)
+        """A SELECT this reading will make: a shared server sends it with the reading's version
+        check, in one round trip, and :meth:`select` of the same text answers from it. Elsewhere
+        nothing happens."""
+
     @abc.abstractmethod
     def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         """The answer to a SPARQL query, as the backend's engine gives it."""
