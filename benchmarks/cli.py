@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -26,12 +28,25 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> Size
     return _sizes(ctx, param, value)[0] if value else None
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _seed(of: str) -> Callable[[F], F]:
+    """``--seed``, default 0: the seed of ``of``."""
+    return click.option("--seed", default=0, show_default=True, help=f"Seed of {of}.")
+
+
+def _workdir(kept: str = "the files and stores") -> Callable[[F], F]:
+    """``--workdir``: where to keep ``kept`` instead of a temporary directory."""
+    return click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+                        help=f"Keep {kept} here (default: a temporary directory, removed afterwards).")
+
+
 @bench.command("load")
 @click.option("--sizes", default=DEFAULT_SIZES, show_default=True, callback=_sizes,
               help="Comma-separated sizes in relations (10k, 1.27M, 2500) or worlds (3w).")
-@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic worlds.")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              help="Keep the files and stores here (default: a temporary directory, removed afterwards).")
+@_seed("the synthetic worlds")
+@_workdir()
 @click.option("--rdflib-max", callback=_size, metavar="SIZE",
               help="Skip rdflib above this size (default: run it at every size).")
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1),
@@ -58,9 +73,8 @@ def load(sizes: list[Size], seed: int, workdir: Path | None, rdflib_max: Size | 
               help="Questions per tier (recorded, derived, derived every value, no evidence) at each size.")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(min=1),
               help="Timed passes over the questions; each question's time is its median over them.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic worlds and of the questions.")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              help="Keep the files and stores here (default: a temporary directory, removed afterwards).")
+@_seed("the synthetic worlds and of the questions")
+@_workdir()
 @click.option("--pyshacl-max", default="10k", show_default=True, callback=_size, metavar="SIZE",
               help="Run pySHACL's materialisation only up to this size (it takes minutes per 10k relations).")
 @click.option("--no-pyshacl", is_flag=True, help="Do not run pySHACL at any size.")
@@ -98,16 +112,14 @@ def ask(sizes: list[Size], questions: int, repeat: int, seed: int, workdir: Path
 @bench.command("audit")
 @click.option("--size", type=click.Choice(["small", "full"]), default="full", show_default=True,
               help="full: the essay's 1,800 worlds, about 1.27M relations (a few minutes); small: 30 worlds (seconds).")
-@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic worlds, the new things and the "
-              "held-out facts.")
+@_seed("the synthetic worlds, the new things and the held-out facts")
 @click.option("--cases", default=16, show_default=True, type=click.IntRange(min=1),
               help="New things X, each known only as 'X is a K' (the essay asked about 16).")
 @click.option("--multi", default=4, show_default=True, type=click.IntRange(min=0),
               help="How many of the X are of two kinds from different trees (an electric car: a car and an appliance).")
 @click.option("--held-out", default=40, show_default=True, type=click.IntRange(min=1),
               help="True facts left out of the system, asked by both paths (the essay asked about 40).")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              help="Keep the worlds and the store here (default: a temporary directory, removed afterwards).")
+@_workdir("the worlds and the store")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the counts, every wrong answer included, as JSON here.")
 @click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path),
@@ -151,9 +163,8 @@ def _counts(ctx: click.Context, param: click.Parameter, value: str) -> list[tupl
 @click.option("--full", is_flag=True, help="All three sizes: 10k,100k,1M (takes tens of minutes).")
 @click.option("--queries", default=1000, show_default=True, type=click.IntRange(min=1),
               help="Questions put to every index at every size, one search call each.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic statements and questions.")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              help="Keep the vectors and indexes here (default: a temporary directory, removed afterwards).")
+@_seed("the synthetic statements and questions")
+@_workdir("the vectors and indexes")
 @click.option("--no-hnsw", is_flag=True, help="Do not build HNSW at any size.")
 @click.option("--hnsw-all", is_flag=True, help="Build HNSW above 100k vectors too (minutes and GiBs at 1M).")
 @click.option("--no-minilm", is_flag=True, help="Skip the 10k sample encoded with MiniLM.")
@@ -231,9 +242,8 @@ def _client_counts(ctx: click.Context, param: click.Parameter, value: str) -> li
               help="Comma-separated numbers of concurrent clients (threads with a keep-alive connection each).")
 @click.option("--warmup", default=200, show_default=True, type=click.IntRange(min=0),
               help="Warm-up requests per server and query, on subjects the cells do not use.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic worlds and of the subjects.")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              help="Keep the files, stores and server logs here (default: a temporary directory, removed afterwards).")
+@_seed("the synthetic worlds and of the subjects")
+@_workdir("the files, stores and server logs")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the results, every latency sample included, as JSON here.")
 @click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path),
@@ -274,10 +284,8 @@ def _skip(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
 @click.option("--sizes", default="10k,100k", show_default=True, callback=_sizes,
               help="Comma-separated sizes in relations (10k, 100k, 1.27M, 2500) or worlds (3w).")
 @click.option("--full", is_flag=True, help="10k,100k,1.27M, the essay's size last (overrides --sizes).")
-@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic worlds, questions and subjects.")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              help="Keep every part's files, stores and logs here (default: a temporary directory, removed "
-                   "afterwards).")
+@_seed("the synthetic worlds, questions and subjects")
+@_workdir("every part's files, stores and logs")
 @click.option("--questions", default=100, show_default=True, type=click.IntRange(min=1),
               help="ask: questions per tier at each size, the same for Workbench, the floor and the peers.")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(min=1),
@@ -397,9 +405,8 @@ def recall_speed(sizes: list[tuple[str, int]], encoder_spec: str | None) -> None
               help="Steady questions per tier, per reader.")
 @click.option("--writes", default=2, show_default=True, type=click.IntRange(min=0),
               help="Writes (a public record each); every reader's first answer after each is timed.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the synthetic worlds and of the questions.")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              help="Keep the files and stores here (default: a temporary directory, removed afterwards).")
+@_seed("the synthetic worlds and of the questions")
+@_workdir()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=Path("bench-access.json"),
               show_default=True, help="Write the results as JSON here.")
 @click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path),

@@ -29,7 +29,7 @@ AGENT_KINDS = (PROV.Agent, PROV.SoftwareAgent)
 def agent_quads(name: str, graph: ox.NamedNode = META_GRAPH) -> list[ox.Quad]:
     """A person, group or model (``model:NAME``) as a PROV agent."""
     who = agent_iri(name)
-    kind = AGENT_KINDS[1] if name.startswith("model:") else AGENT_KINDS[0]
+    kind = PROV.SoftwareAgent if name.startswith("model:") else PROV.Agent
     return [ox.Quad(who, RDF.type, kind, graph), ox.Quad(who, RDFS.label, ox.Literal(name), graph)]
 
 
