@@ -38,6 +38,7 @@ timed; a question's time is its median over those repeats.
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import datetime as dt
 import gc
@@ -98,6 +99,14 @@ class Question:
     @property
     def text(self) -> str:
         return f"{self.subject_name} {self.relation_name}" + (f" {self.object_name}" if self.object_name else "") + "?"
+
+
+def question_options(parser: argparse.ArgumentParser, *, repeat: int, repeat_help: str) -> None:
+    """The options of the scripts that ask ``bench ask``'s questions of a store it built."""
+    parser.add_argument("--worlds", type=int, required=True, help="the worlds it holds (bench ask prints them)")
+    parser.add_argument("--questions", type=int, default=100, help="questions per tier (default 100)")
+    parser.add_argument("--repeat", type=int, default=repeat, help=f"{repeat_help} (default {repeat})")
+    parser.add_argument("--seed", type=int, default=0)
 
 
 def pick_questions(n_worlds: int, per_tier: int, *, seed: int) -> dict[str, list[Question]]:

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ask import pick_questions
+from benchmarks.ask import pick_questions, question_options
 from benchmarks.ask_results import TIERS
 
 PARTS = ("name binding", "rules", "proofs", "answer", "service")
@@ -140,10 +140,7 @@ def render(found: dict[str, dict[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ask_breakdown", description=__doc__.split("\n\n")[0])
     parser.add_argument("store", type=Path, help="a store `bench ask` built: WORKDIR/SIZE/workbench")
-    parser.add_argument("--worlds", type=int, required=True, help="the worlds it holds (bench ask prints them)")
-    parser.add_argument("--questions", type=int, default=100, help="questions per tier (default 100)")
-    parser.add_argument("--repeat", type=int, default=5, help="passes over them (default 5)")
-    parser.add_argument("--seed", type=int, default=0)
+    question_options(parser, repeat=5, repeat_help="passes over them")
     args = parser.parse_args(argv)
     print(render(run(args.store, args.worlds, per_tier=args.questions, repeat=args.repeat, seed=args.seed)))
     return 0

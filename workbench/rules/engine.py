@@ -42,7 +42,6 @@ from workbench.rules.bindings import (
     domains,
     ground,
     match,
-    shape,
     unify,
 )
 from workbench.rules.proof import Fact, Result, Row, Step, Triple, better
@@ -84,6 +83,10 @@ class Engine:
         self._cut = False
         self._depth = 0
         self._rules_for: dict[tuple[str, Premise], list[Rule]] = {}
+        # A closure's walk fetches what the body looks up next about its nodes (_ahead): a query
+        # fewer where each is a round trip; on an embedded store the wider walk costs more than
+        # the lookup it saves (measured: docs/benchmarks.md, "Fetching ahead").
+        self.ahead = store.capabilities.round_trips
 
     @property
     def queries(self) -> int:  # store calls so far
@@ -185,7 +188,7 @@ class Engine:
             premise = max(todo, key=lambda p: (bound_score(p, bound, self._derivable(rule, p)), -p.index))
             todo.remove(premise)
             if isinstance(premise.p, Closure):
-                rows = self.reads.closure(premise, rows)
+                rows = self.reads.closure(premise, rows, self._ahead(rule, premise, todo, bound, rows))
             elif not self._derivable(rule, premise):
                 group = [premise]
                 known = bound | premise.vars()
@@ -245,8 +248,7 @@ class Engine:
         def want(p: Premise, vals: list[dict[str, Node]]) -> None:
             cols = sorted(v for v in vals[0] if v in p.vars()) if vals else []
             keys = list(dict.fromkeys(tuple(v[c] for c in cols) for v in vals))
-            form, _ = shape(p, cols)
-            missing = [k for k in keys if (form, k) not in self.reads.seen]
+            missing = [k for k in keys if not self.reads.known(p, cols, k)]
             if missing:
                 wanted.append((p, cols, missing))
 
@@ -259,6 +261,37 @@ class Engine:
                     want(first, inits)
         if len(wanted) + len(self.reads.rides) > 1:
             self.reads.fetch(wanted)
+
+    def _ahead(self, rule: Rule, closure: Premise, todo: list[Premise], bound: set[str],
+               rows: list[Row]) -> frozenset[str]:
+        """Predicates of what the body looks up next about each node a forward ``closure``
+        reaches: its next premise, when the closure's end is that premise's subject, and the
+        first premises of the rules that could conclude it, about the same node. The walk
+        fetches those facts with its edges (Reads.expand), a query fewer per step."""
+        end = closure.o
+        forward = not isinstance(closure.s, Var) or closure.s.name in bound
+        if not (self.ahead and todo and rows and forward and isinstance(end, Var) and end.name not in bound):
+            return frozenset()
+        known = bound | closure.vars()
+        after = max(todo, key=lambda p: (bound_score(p, known, self._derivable(rule, p)), -p.index))
+        if isinstance(after.p, Closure) or after.metadata or after.s != end:
+            return frozenset()
+        if isinstance(after.p, Var):
+            if after.p.name not in known:
+                return frozenset()  # every fact about each node: not worth fetching ahead
+            preds = {r.vals[after.p.name] for r in rows}
+        else:
+            preds = {after.p}
+        if self._derivable(rule, after):
+            for other in self._concluding(rule, after):
+                for head in other.head:
+                    names = {h.name for h, g in zip((head.s, head.p, head.o), (after.s, after.p, after.o), strict=True)
+                             if isinstance(h, Var) and (not isinstance(g, Var) or g.name in known)}
+                    first = self._first(other, names)
+                    if (first is not None and not first.metadata and isinstance(head.s, Var) and first.s == head.s
+                            and isinstance(first.p, ox.NamedNode)):
+                        preds.add(first.p)
+        return frozenset(p.value for p in preds if isinstance(p, ox.NamedNode))
 
     def _first(self, rule: Rule, bound: set[str]) -> Premise | None:
         """The premise ``_body`` evaluates first from these bindings, when it is a lone lookup (a

@@ -14,8 +14,8 @@ import pyoxigraph as ox
 from workbench.errors import StoreUnavailable
 from workbench.ids import META_GRAPH
 from workbench.records import effective
-from workbench.rules.bindings import dedupe, ground, reach, shape, value, values_block
-from workbench.rules.proof import Fact, Match, Row
+from workbench.rules.bindings import dedupe, ground, match, reach, shape, value, values_block
+from workbench.rules.proof import Fact, Match, Row, Triple
 from workbench.store import Store
 from workbench.store.base import Row as StoreRow
 from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Var
@@ -38,6 +38,9 @@ class Reads:
         self.queries = 0
         self.incomplete = False
         self.edges: dict[tuple[str, bool], dict[Node, list[tuple[Node, ox.NamedNode]]]] = {}
+        # What a forward walk fetched about each node it expanded beside its edges: the
+        # predicates asked for, and the node's facts with them (see :meth:`expand`).
+        self.about: dict[Node, tuple[frozenset[str], list[tuple[Triple, ox.NamedNode]]]] = {}
         self.seen: dict[tuple[str, tuple[Node, ...]], list[tuple[tuple[Node, ...], Fact]]] = {}
         self.rides: dict[int, str] = {}  # group patterns to send with the next batched lookups
         self.ridden: dict[int, list[StoreRow]] = {}
@@ -91,13 +94,34 @@ class Reads:
         """A lone premise's matches, remembered by the premise's shape (variables by position),
         so rules that share a premise under other variable names share the lookup."""
         form, free = shape(p, cols)
-        missing = [k for k in keys if (form, k) not in self.seen]
+        missing = [k for k in keys if not self.known(p, cols, k)]
         if missing:
             self.remember(p, cols, missing, self.query([p], cols, missing, []))
         return {
             k: [(dict(zip(free, values, strict=True)), ((p.index, fact),)) for values, fact in self.seen[(form, k)]]
             for k in keys
         }
+
+    def known(self, p: Premise, cols: list[str], key: tuple[Node, ...]) -> bool:
+        """Whether a lone lookup's matches under ``key`` are in the cache: looked up before, or
+        answered now from what a walk fetched about the subject (its facts with the predicate)."""
+        form, free = shape(p, cols)
+        if (form, key) in self.seen:
+            return True
+        if p.metadata or isinstance(p.p, Closure):
+            return False
+        vals = dict(zip(cols, key, strict=True))
+        subject = value(p.s, vals) if not isinstance(p.s, Var) or p.s.name in vals else None
+        pred = value(p.p, vals) if not isinstance(p.p, Var) or p.p.name in vals else None
+        about = self.about.get(subject) if subject is not None else None
+        if about is None or not isinstance(pred, ox.NamedNode) or pred.value not in about[0]:
+            return False
+        hits = []
+        for triple, g in about[1]:
+            if triple[1] == pred and (found := match(p, triple, vals)) is not None:
+                hits.append((tuple(found[v] for v in free), Fact(ground(p, found), g)))
+        self.seen[(form, key)] = hits
+        return True
 
     def remember(self, p: Premise, cols: list[str], keys: list[tuple[Node, ...]],
                   found: dict[tuple[Node, ...], list[Match]]) -> None:
@@ -200,7 +224,9 @@ class Reads:
 
     # ------------------------------------------------------------------ closures
 
-    def closure(self, p: Premise, rows: list[Row]) -> list[Row]:
+    def closure(self, p: Premise, rows: list[Row], ahead: frozenset[str] = frozenset()) -> list[Row]:
+        """``p``'s closure from each row's known end; ``ahead``: predicates whose facts about each
+        node reached the body looks up next (fetched with the edges, see :meth:`expand`)."""
         assert isinstance(p.p, Closure)
         forward = not isinstance(p.s, Var) or p.s.name in rows[0].vals
         if not forward and isinstance(p.o, Var) and p.o.name not in rows[0].vals:
@@ -208,7 +234,7 @@ class Reads:
             return []
         start_slot, end_slot = (p.s, p.o) if forward else (p.o, p.s)
         paths = self.walk(p.p.predicate, {value(start_slot, r.vals) for r in rows}, forward=forward,
-                          min_len=p.p.min_len)
+                          min_len=p.p.min_len, ahead=ahead)
         out = []
         for row in rows:
             for end, chain in paths[value(start_slot, row.vals)].items():
@@ -222,7 +248,8 @@ class Reads:
         return dedupe(out)
 
     def walk(
-        self, predicate: ox.NamedNode, starts: set[Node], *, forward: bool = True, min_len: int = 0
+        self, predicate: ox.NamedNode, starts: set[Node], *, forward: bool = True, min_len: int = 0,
+        ahead: frozenset[str] = frozenset(),
     ) -> dict[Node, dict[Node, list[Fact]]]:
         """For each start, every node it reaches along ``predicate`` edges the read sees
         (backwards with ``forward=False``), with the shortest chain of recorded edges that gets
@@ -243,7 +270,7 @@ class Reads:
                 self.incomplete = True
                 break
             levels = min(self.closure_levels, MAX_CLOSURE - depth)
-            self.expand(predicate, forward, {n for n, d in todo.items() if d == depth}, edges, levels)
+            self.expand(predicate, forward, {n for n, d in todo.items() if d == depth}, edges, levels, ahead)
         return {
             s: {
                 end: [Fact((a, predicate, b) if forward else (b, predicate, a), g) for a, b, g in chain]
@@ -253,44 +280,64 @@ class Reads:
         }
 
     def expand(self, pred: ox.NamedNode, forward: bool, nodes: set[Node],
-               edges: dict[Node, list[tuple[Node, ox.NamedNode]]], levels: int) -> None:
+               edges: dict[Node, list[tuple[Node, ox.NamedNode]]], levels: int,
+               ahead: frozenset[str] = frozenset()) -> None:
         """Fetch the edges of ``nodes`` and of what they reach in fewer than ``levels`` steps, in
         one query (a union of chains, one a level), each edge with its record. The same edges as
         one query a level: each level's chain starts from a node the level before reached. A
-        blank node's edges are never asked (it cannot be written in a query)."""
+        blank node's edges are never asked (it cannot be written in a query).
+
+        Walking forward, ``ahead`` widens each node's last step to its facts with those
+        predicates too (what the body looks up next about the nodes the walk reaches, such as
+        what a kind has): kept in :attr:`about`, they answer those lookups (:meth:`known`)
+        without a query of their own."""
         known = set(edges)  # expanded earlier in this question: their edges are here already
         todo = sorted((n for n in nodes if not isinstance(n, ox.BlankNode)), key=str)
         for n in nodes:
             edges.setdefault(n, [])
         if not todo:
             return
+        wide = sorted({pred.value, *ahead}) if forward and ahead else []
         hop = "?{a} {p} ?{b}" if forward else "?{b} {p} ?{a}"
 
-        def step(a: str, b: str, g: str) -> str:
-            return (f"GRAPH ?{g} {{ {hop.format(a=a, b=b, p=pred)} }} "
+        def step(a: str, b: str, g: str, p: str = str(pred)) -> str:
+            return (f"GRAPH ?{g} {{ {hop.format(a=a, b=b, p=p)} }} "
                     f"GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}")
 
+        last = "?p" if wide else str(pred)
+        only = f"FILTER(?p IN ({', '.join(f'<{p}>' for p in wide)}))" if wide else ""
         starts = " ".join(str(n) for n in todo)
         branches = []
         for level in range(levels):
             chain = ["s", *(f"m{i}" for i in range(1, level + 1))]
             hops = " ".join(step(chain[i], chain[i + 1], f"h{i}") for i in range(level))
-            branches.append(f"{{ VALUES ?s {{ {starts} }} {hops} {step(chain[-1], 'b', 'g')} "
+            branches.append(f"{{ VALUES ?s {{ {starts} }} {hops} {step(chain[-1], 'b', 'g', last)} {only} "
                             f"BIND(?{chain[-1]} AS ?a) BIND({level + 1} AS ?level) }}")
-        rows = self.select(f"SELECT DISTINCT ?level ?a ?b ?g WHERE {{ {' UNION '.join(branches)} }}")
+        rows = self.select(f"SELECT DISTINCT ?level ?a ?b ?g{' ?p' if wide else ''} "
+                           f"WHERE {{ {' UNION '.join(branches)} }}")
         found: set[tuple[Node, Node, ox.NamedNode]] = set()
+        facts: dict[Node, set[tuple[Triple, ox.NamedNode]]] = {n: set() for n in todo if n not in known}
         for r in rows:
             a, b = r["a"], r["b"]
             if a in known:
                 continue
+            if wide:
+                facts.setdefault(a, set()).add(((a, r["p"], b), r["g"]))  # type: ignore[arg-type]
+                if r["p"] != pred:
+                    continue
             found.add((a, b, r["g"]))  # type: ignore[arg-type]
             if r["level"].value != str(levels):  # type: ignore[union-attr]
                 # reached in fewer than ``levels`` steps: its edges come in this query too
                 edges.setdefault(b, [])  # type: ignore[arg-type]
+                facts.setdefault(b, set())  # type: ignore[arg-type]
         for a, b, g in found:
             edges.setdefault(a, []).append((b, g))
         for n in edges:
             edges[n].sort(key=lambda e: (str(e[0]), str(e[1])))
+        if wide:
+            for n, about in facts.items():
+                if n not in known:  # (a node expanded before had its facts skipped above)
+                    self.about[n] = (frozenset(wide), sorted(about, key=str))
 
 
 def _depths(starts: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]]) -> dict[Node, int]:

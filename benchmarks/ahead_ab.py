@@ -1,0 +1,114 @@
+"""A closure's walk fetching ahead, or not: both, interleaved, in one run.
+
+``python -m benchmarks.ahead_ab WORKDIR/SIZE --worlds N`` (issue 19, part 1), on the files a
+``workbench bench ask --workdir WORKDIR`` run kept: its Workbench store (embedded) and, after
+``--backends remote``, its ``oxigraph`` folder (served here by ``oxigraph serve`` on loopback).
+Each of ``bench ask``'s questions is asked with ``Engine.ahead`` on and off (the walk fetching
+what the body looks up next about each node it reaches: ``Reads.expand``), alternately,
+``--repeat`` times each, on each backend; printed: p50 per tier and way, the ratio on/off, store
+calls (round trips on the remote one) per question, and whether every answer (tier, values,
+proofs, sources) was the same both ways. Exits 1 if one was not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from benchmarks.ask import pick_questions, question_options
+from benchmarks.ask_remote import served
+from benchmarks.ask_results import TIERS
+
+
+def _asked(wb: Any, q: Any, ahead: bool) -> tuple[float, int, str]:
+    from workbench.rules import engine
+
+    real = engine.Engine.__init__
+    calls = []
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **kwargs)
+        self.ahead = ahead
+        calls.append(self)
+
+    engine.Engine.__init__ = init  # type: ignore[method-assign]
+    trips = getattr(wb.store, "round_trips", None)
+    try:
+        start = time.perf_counter()
+        answer = wb.ask(q.subject_name, q.relation_name, q.object_name)
+        took = time.perf_counter() - start
+    finally:
+        engine.Engine.__init__ = real  # type: ignore[method-assign]
+    n = wb.store.round_trips - trips if trips is not None else sum(e.queries for e in calls)
+    return took, n, json.dumps(answer.to_json(), sort_keys=True)
+
+
+def run(here: Path, worlds: int, *, per_tier: int, repeat: int, seed: int) -> list[dict[str, Any]]:
+    from workbench.service import Workbench
+    from workbench.store import RemoteStore
+
+    questions = pick_questions(worlds, per_tier, seed=seed)
+    out: list[dict[str, Any]] = []
+    with ExitStack() as stack:
+        backends: list[tuple[str, Callable[[], Any]]] = [
+            ("embedded", lambda: Workbench.open(here / "workbench", user="bench"))]
+        if (here / "oxigraph").is_dir():
+            url = stack.enter_context(served(here / "oxigraph", here / "ahead-ab-serve.log"))
+            backends.append(("remote", lambda: Workbench(RemoteStore(url), user="bench")))
+        for backend, opened in backends:
+            wb = opened()
+            try:
+                wb.rules  # noqa: B018 - loaded and tested once, outside any clock
+                for tier in TIERS:
+                    times: dict[bool, list[float]] = {True: [], False: []}
+                    counts: dict[bool, list[int]] = {True: [], False: []}
+                    same = True
+                    for q in questions[tier]:
+                        first = {way: _asked(wb, q, way) for way in (False, True)}  # untimed: checked, counted
+                        same &= first[True][2] == first[False][2]
+                        for way in (False, True):
+                            counts[way].append(first[way][1])
+                        samples: dict[bool, list[float]] = {True: [], False: []}
+                        for _ in range(repeat):
+                            for way in (False, True):
+                                samples[way].append(_asked(wb, q, way)[0])
+                        for way in (False, True):
+                            times[way].append(statistics.median(samples[way]))
+                    out.append({"backend": backend, "tier": tier, "same": same,
+                                "p50_on": statistics.median(times[True]) * 1000,
+                                "p50_off": statistics.median(times[False]) * 1000,
+                                "calls_on": statistics.mean(counts[True]), "calls_off": statistics.mean(counts[False])})
+            finally:
+                wb.close()
+    return out
+
+
+def render(rows: Sequence[dict[str, Any]]) -> str:
+    lines = ["| backend | tier | p50 without (ms) | p50 fetching ahead (ms) | with ÷ without | "
+             "store calls (round trips remote), without -> with | same answers |",
+             "|---|---|---:|---:|---:|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['backend']} | {TIERS[r['tier']]} | {r['p50_off']:.2f} | {r['p50_on']:.2f} | "
+                     f"{r['p50_on'] / r['p50_off']:.2f}× | {r['calls_off']:.1f} -> {r['calls_on']:.1f} | "
+                     f"{'yes' if r['same'] else 'NO'} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.ahead_ab", description=__doc__.split("\n\n")[0])
+    parser.add_argument("here", type=Path, help="WORKDIR/SIZE of a `bench ask --backends remote --workdir` run")
+    question_options(parser, repeat=3, repeat_help="timed asks per question and way")
+    args = parser.parse_args(argv)
+    rows = run(args.here, args.worlds, per_tier=args.questions, repeat=args.repeat, seed=args.seed)
+    print(render(rows))
+    return 0 if all(r["same"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
