@@ -448,6 +448,42 @@ def test_the_decision_governing_atlas_is_region_2(sample: Workbench) -> None:
     assert "no record says anything" in text and "d-atlas-region-1" in text and "issue-ATL-142" in text
 
 
+def test_a_decision_superseded_by_command_says_why_and_reads_its_chain_once(
+    sample: Workbench, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reason a curator gave for a supersession is the decision's "why"; the decisions, their
+    supersession chain and each record in it are read together (one read of the records'
+    metadata for the whole answer, however long the chain)."""
+    rec = {"id": "d-atlas-region-3", "statement": "Project Atlas stores customer data in the EU region only.",
+           "type": "decision", "about": ["Project Atlas"], "applies_to": ["Project Atlas"],
+           "decided_by": "Dana Okafor",
+           "source": {"id": "issue-ATL-200", "said_by": "Dana Okafor", "captured_at": "2026-09-01T09:00:00Z",
+                      "text": "Back to the EU only."},
+           "effective_from": "2026-09-01", "triples": [["Project Atlas", "setting", {"value": "data region: EU"}]]}
+    sample.import_files([write_jsonl(tmp_path / "d3.jsonl", [rec])])
+    sample.supersede("d-atlas-region-2", "d-atlas-region-3", reason="the UK customer left")
+    sample.decision("Project Atlas")  # the first after a write reloads the rules
+    sent: list[str] = []
+    select = type(sample.store).select
+
+    def spy(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query)
+        return select(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(type(sample.store), "select", spy)
+    a = sample.decision("Project Atlas")
+    monkeypatch.undo()
+    check_answer(a)
+    f = only(a)
+    assert f.note == "d-atlas-region-3"
+    details = dict(f.details)
+    assert details["supersedes"] == "d-atlas-region-2: Project Atlas stores customer data in the EU or UK regions."
+    assert details["why"] == "the UK customer left"
+    assert [h.note.split(",")[0] for h in a.history] == ["d-atlas-region-1", "d-atlas-region-2"]
+    metadata_reads = [q for q in sent if "BIND(<urn:wb:query:superseded-by> AS ?p)" in q]
+    assert len(metadata_reads) == 1, "\n".join(" ".join(q.split())[-200:] for q in sent)
+
+
 def test_the_decision_as_of_march_is_region_1_with_its_supporting_source(sample: Workbench) -> None:
     a = sample.decision("Project Atlas", as_of="2026-03-01")
     check_answer(a)

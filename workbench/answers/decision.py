@@ -13,7 +13,7 @@ import pyoxigraph as ox
 from workbench import records
 from workbench.answers.evidence import Labels
 from workbench.answers.proofs import Prover
-from workbench.ids import META_GRAPH
+from workbench.ids import META_GRAPH, record_iri
 from workbench.rules.engine import Engine
 from workbench.store import Store
 from workbench.values.answers import Answer, Finding, Tier
@@ -33,8 +33,10 @@ def decision(
 ) -> Answer:
     engine = Engine(store, rules, as_of=as_of)
     found = engine.solve(scope, WB.governedBy).found
-    iris = sorted((t[2] for t in found), key=str)
-    recs = {r.iri: r for r in records.load(store, iris)}  # type: ignore[arg-type]
+    iris = sorted((t[2] for t in found if isinstance(t[2], ox.NamedNode)), key=str)  # decisions: records
+    # the decisions, their supersession chains and every record in them, read once
+    loaded, chains = records.chains(store, iris)
+    recs = {i.value: loaded[i.value] for i in iris}
     people = [ox.NamedNode(r.decided_by) for r in recs.values() if r.decided_by]
     prover = Prover(store, found.values(), extra_terms=[scope, *people])
     name = prover.labels(scope)
@@ -56,10 +58,10 @@ def decision(
                 label=rec.statement,
                 proofs=(prover.proof(support),),
                 note=rec.id,
-                details=_details(store, rec, prover.labels),
+                details=_details(store, rec, prover.labels, loaded),
             )
         )
-        history += [_event(x) for x in records.chain(store, rec.id) if not (isinstance(x, Record) and x.iri == rec.iri)]
+        history += [_event(x) for x in chains[iri] if not (isinstance(x, Record) and x.iri == rec.iri)]
     tier = Tier.DERIVED if len(findings) == 1 else Tier.CONFLICTING
     when = f" as of {as_of}" if as_of else " now"
     if tier is Tier.CONFLICTING:
@@ -69,7 +71,7 @@ def decision(
     return Answer(tier=tier, findings=tuple(findings), history=tuple(history), summary=summary, **common)  # type: ignore[arg-type]
 
 
-def _details(store: Store, rec: Record, words: Labels) -> tuple[tuple[str, str], ...]:
+def _details(store: Store, rec: Record, words: Labels, loaded: dict[str, Record]) -> tuple[tuple[str, str], ...]:
     out = [("decision", rec.id)]
     if rec.decided_by:
         out.append(("decided by", words(ox.NamedNode(rec.decided_by))))
@@ -77,35 +79,31 @@ def _details(store: Store, rec: Record, words: Labels) -> tuple[tuple[str, str],
     out.append(("source", ", ".join(x for x in (src.id, src.locator, src.captured_at) if x)))
     if src.text:
         out.append(("source says", src.text))
-    for sup in _supported_by(store, rec):
+    supported, why = _support_and_why(store, rec)
+    for sup in supported:
         out.append(("supported by", sup))
     if rec.effective_from:
         out.append(("effective from", rec.effective_from))
     for old in rec.supersedes:
-        try:
-            earlier = records.get(store, old)
-            out.append(("supersedes", f"{old}: {earlier.statement}"))
-        except Exception:  # noqa: BLE001 - an erased predecessor shows as its id only
-            out.append(("supersedes", old))
-        out.append(("why", _why(store, rec) or src.text or rec.statement))
+        # in the chain read with the decision; an erased predecessor shows as its id only
+        earlier = loaded.get(record_iri(old).value)
+        out.append(("supersedes", f"{old}: {earlier.statement}" if earlier else old))
+        out.append(("why", why.get(record_iri(old).value) or src.text or rec.statement))
     return tuple(out)
 
 
-def _supported_by(store: Store, rec: Record) -> list[str]:
+def _support_and_why(store: Store, rec: Record) -> tuple[list[str], dict[str, str]]:
+    """The sources a decision names as its support, and for each record it supersedes by a
+    curator's command, the reason they gave (the act used both records): one query."""
     rows = store.select(
-        PREFIXES + f"SELECT ?id ?loc WHERE {{ GRAPH {META_GRAPH} {{ <{rec.iri}> wb:supportedBy ?s . "
-        "?s dcterms:identifier ?id OPTIONAL { ?s wb:locator ?loc } } } ORDER BY ?id"
+        PREFIXES + f"""SELECT ?id ?loc ?old ?why WHERE {{ GRAPH {META_GRAPH} {{
+            {{ <{rec.iri}> wb:supportedBy ?s . ?s dcterms:identifier ?id OPTIONAL {{ ?s wb:locator ?loc }} }}
+            UNION {{ <{rec.iri}> wb:supersedes ?old . ?a a wb:Supersession ; prov:used <{rec.iri}> , ?old ;
+                wb:reason ?why }} }} }}"""
     )
-    return [", ".join(v.value for v in (r["id"], r["loc"]) if v is not None) for r in rows]
-
-
-def _why(store: Store, rec: Record) -> str | None:
-    """The reason a person gave when they marked the supersession, if they did it by command."""
-    rows = store.select(
-        PREFIXES + f"SELECT ?why WHERE {{ GRAPH ?g {{ ?a a wb:Supersession ; prov:generated <{rec.iri}> ; "
-        "wb:reason ?why } } LIMIT 1"
-    )
-    return rows[0]["why"].value if rows else None  # type: ignore[union-attr]
+    supported = sorted((r for r in rows if r["id"] is not None), key=lambda r: str(r["id"]))
+    why = {r["old"].value: r["why"].value for r in rows if r["old"] is not None and r["why"] is not None}
+    return [", ".join(v.value for v in (r["id"], r["loc"]) if v is not None) for r in supported], why
 
 
 def _event(x: Record | Tombstone) -> Finding:

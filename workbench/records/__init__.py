@@ -9,7 +9,7 @@ records are seen by the audit only. Dates compare at day granularity.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pyoxigraph as ox
@@ -207,8 +207,22 @@ def chain(store: Store, record_id: str) -> list[Record | Tombstone]:
     """The audit view: every record linked to this one by SUPERSEDES, oldest first; erased links
     appear as their tombstones."""
     start = record_iri(record_id)
-    iris = reach(store, META_GRAPH, WB.supersedes, [start], backward=True)[start]
-    records = {r.iri: r for r in load(store, iris)}
+    out = chains(store, [start])[1][start]
+    if not out:
+        get(store, record_id)  # raises the right NotFound
+    return out
+
+
+def chains(store: Store, starts: Sequence[ox.NamedNode]
+           ) -> tuple[dict[str, Record], dict[ox.NamedNode, list[Record | Tombstone]]]:
+    """:func:`chain` for several records at once, read together (the links a level a query for
+    all of them, then each record once): every record read, by IRI, and each start's chain."""
+    reached = reach(store, META_GRAPH, WB.supersedes, list(starts), backward=True)
+    records = {r.iri: r for r in load(store, [i for s in starts for i in reached[s]])}
+    return records, {s: _ordered(store, reached[s], records) for s in starts}
+
+
+def _ordered(store: Store, iris: list[ox.NamedNode], records: dict[str, Record]) -> list[Record | Tombstone]:
     out: list[Record | Tombstone] = []
     for iri in iris:
         rec = records.get(iri.value)
@@ -218,8 +232,6 @@ def chain(store: Store, record_id: str) -> list[Record | Tombstone]:
             stone = tombstone(store, iri)
             if stone:
                 out.append(stone)
-    if not out:
-        get(store, record_id)  # raises the right NotFound
     by_id = {x.id: x for x in out if isinstance(x, Record)}
     rank: dict[str, int] = {}
 
