@@ -66,16 +66,21 @@ def sub_kinds(store: Store, kind: ox.NamedNode, as_of: str | None) -> dict[ox.Na
 
 
 def _events(store: Store, kinds: Iterable[ox.NamedNode], about: ox.NamedNode | None, as_of: str | None) -> list[_Event]:
-    """Events typed one of ``kinds`` in event records the read sees, tied to ``about`` if given."""
+    """Events typed one of ``kinds`` in event records the read sees, tied to ``about`` if given:
+    one query, a branch for the events and their types, one for ``about``'s facts about them."""
     seen = f"?r wb:recordType wb:Event . {effective('?r', as_of=as_of)} OPTIONAL {{ ?r wb:effectiveFrom ?ef }}"
+    typed = f"VALUES ?k {{ {_values(kinds)} }}"
     tied = f"BIND(EXISTS {{ ?r wb:about {about} }} AS ?tied)" if about is not None else ""
+    ties = "" if about is None else f"""UNION {{ {typed} GRAPH ?t {{ ?e rdf:type ?k }}
+            GRAPH {META_GRAPH} {{ ?t wb:recordType wb:Event . {effective('?t', as_of=as_of)} }}
+            GRAPH ?r {{ {about} ?p ?e }} GRAPH {META_GRAPH} {{ {seen} }} }}"""
     rows = store.select(
         PREFIXES
-        + f"""SELECT DISTINCT ?e ?k ?r ?ef ?tied WHERE {{ VALUES ?k {{ {_values(kinds)} }}
-            GRAPH ?r {{ ?e rdf:type ?k }} GRAPH {META_GRAPH} {{ {seen} {tied} }} }}"""
+        + f"""SELECT DISTINCT ?e ?k ?r ?ef ?tied ?p WHERE {{
+            {{ {typed} GRAPH ?r {{ ?e rdf:type ?k }} GRAPH {META_GRAPH} {{ {seen} {tied} }} }} {ties} }}"""
     )
     events: dict[str, _Event] = {}
-    for row in rows:
+    for row in (r for r in rows if r["p"] is None):
         e, k, r = row["e"], row["k"], row["r"]
         if not (
             isinstance(e, ox.NamedNode | ox.BlankNode) and isinstance(k, ox.NamedNode) and isinstance(r, ox.NamedNode)
@@ -87,14 +92,9 @@ def _events(store: Store, kinds: Iterable[ox.NamedNode], about: ox.NamedNode | N
             ev.days.add(day)
         if about is not None and truth(row["tied"]):
             ev.about_ties.add(((r, WB.about, about), r))
-    if about is None or not events:
+    if about is None:
         return list(events.values())
-    rows = store.select(
-        PREFIXES
-        + f"""SELECT DISTINCT ?e ?p ?r ?ef WHERE {{ VALUES ?e {{ {_values(ev.node for ev in events.values())} }}
-            GRAPH ?r {{ {about} ?p ?e }} GRAPH {META_GRAPH} {{ {seen} }} }}"""
-    )
-    for row in rows:
+    for row in (r for r in rows if r["p"] is not None):
         e, p, r = row["e"], row["p"], row["r"]
         if isinstance(p, ox.NamedNode) and isinstance(r, ox.NamedNode) and str(e) in events:
             ev = events[str(e)]
