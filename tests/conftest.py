@@ -18,7 +18,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -218,3 +220,23 @@ def dump(store: Store) -> bytes:
 
     lines = sorted((ox.serialize([q], format=ox.RdfFormat.N_QUADS) or b"") for q in store.quads())
     return b"".join(lines)
+
+
+@contextmanager
+def queries_sent(store: Store) -> Iterator[list[str]]:
+    """The SELECTs ``store``'s class is sent while inside (the list fills as they go)."""
+    sent: list[str] = []
+    select = type(store).select
+
+    def spy(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query)
+        return select(self, query, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(type(store), "select", spy)
+        yield sent
+
+
+def shown(queries: list[str]) -> str:
+    """Queries, one line each, for an assertion's message."""
+    return "\n".join(" ".join(q.split())[-300:] for q in queries)

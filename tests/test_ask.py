@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import DATA, FIXED_NOW, dump
+from tests.conftest import DATA, FIXED_NOW, dump, queries_sent, shown
 from workbench.errors import Invalid
 from workbench.service import Workbench
 from workbench.service.sample import COMMON_SENSE_SOURCE
@@ -448,9 +448,7 @@ def test_the_decision_governing_atlas_is_region_2(sample: Workbench) -> None:
     assert "no record says anything" in text and "d-atlas-region-1" in text and "issue-ATL-142" in text
 
 
-def test_a_decision_superseded_by_command_says_why_and_reads_its_chain_once(
-    sample: Workbench, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_decision_superseded_by_command_says_why_and_reads_its_chain_once(sample: Workbench, tmp_path: Path) -> None:
     """The reason a curator gave for a supersession is the decision's "why"; the decisions, their
     supersession chain and each record in it are read together (one read of the records'
     metadata for the whole answer, however long the chain)."""
@@ -463,16 +461,8 @@ def test_a_decision_superseded_by_command_says_why_and_reads_its_chain_once(
     sample.import_files([write_jsonl(tmp_path / "d3.jsonl", [rec])])
     sample.supersede("d-atlas-region-2", "d-atlas-region-3", reason="the UK customer left")
     sample.decision("Project Atlas")  # the first after a write reloads the rules
-    sent: list[str] = []
-    select = type(sample.store).select
-
-    def spy(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
-        sent.append(query)
-        return select(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(type(sample.store), "select", spy)
-    a = sample.decision("Project Atlas")
-    monkeypatch.undo()
+    with queries_sent(sample.store) as sent:
+        a = sample.decision("Project Atlas")
     check_answer(a)
     f = only(a)
     assert f.note == "d-atlas-region-3"
@@ -481,7 +471,7 @@ def test_a_decision_superseded_by_command_says_why_and_reads_its_chain_once(
     assert details["why"] == "the UK customer left"
     assert [h.note.split(",")[0] for h in a.history] == ["d-atlas-region-1", "d-atlas-region-2"]
     metadata_reads = [q for q in sent if "BIND(<urn:wb:query:superseded-by> AS ?p)" in q]
-    assert len(metadata_reads) == 1, "\n".join(" ".join(q.split())[-200:] for q in sent)
+    assert len(metadata_reads) == 1, shown(sent)
 
 
 def test_the_decision_as_of_march_is_region_1_with_its_supporting_source(sample: Workbench) -> None:
@@ -637,30 +627,20 @@ def test_a_recorded_no_against_a_derived_yes_is_conflicting_with_both_sides(samp
     assert "inherit-kind" in text and "chat-m-car-neg" in text and "m-car-1" not in a.summary
 
 
-def test_a_recorded_fact_a_rule_could_derive_is_answered_without_deriving_it(
-    sample: Workbench, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_recorded_fact_a_rule_could_derive_is_answered_without_deriving_it(sample: Workbench, tmp_path: Path) -> None:
     """A ground question whose fact is recorded keeps the recorded proof (the smallest), so the
     engine stops there: no kind closure, no rule premises (on a remote store each is a round
     trip: three in all, the version check carrying name binding). The open question, which still
     derives, finds the same proof for the same value."""
     rec = negative_record("m-car-gas", "My car needs gasoline.", ["my car", "needs", "gasoline"])
     sample.import_files([write_jsonl(tmp_path / "gas.jsonl", [rec])])
-    sent: list[str] = []
-    select = type(sample.store).select
-
-    def spy(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
-        sent.append(query)
-        return select(self, query, *args, **kwargs)
-
     sample.ask("my car", "needs", "gas")  # the first after a write also reloads the rules and tables
-    monkeypatch.setattr(type(sample.store), "select", spy)
     trips = getattr(sample.store, "round_trips", 0)
-    a = sample.ask("my car", "needs", "gas")
+    with queries_sent(sample.store) as sent:
+        a = sample.ask("my car", "needs", "gas")
     trips = getattr(sample.store, "round_trips", 0) - trips
-    monkeypatch.undo()
     if sample.store.capabilities.round_trips:  # the version check with name binding, the lookup, the proof
-        assert trips == 3, "\n".join(" ".join(q.split())[:300] for q in sent)
+        assert trips == 3, shown(sent)
     check_answer(a)
     assert a.tier is Tier.RECORDED
     r = proof(a.findings[0])

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, queries_sent, shown
 from workbench.answers.count import count_events
 from workbench.service import Workbench
 from workbench.values.answers import Answer, Recorded, Tier
@@ -181,22 +181,14 @@ def test_the_same_question_gives_identical_json(sample: Workbench) -> None:
 
 
 
-def test_events_and_their_ties_come_in_one_query(sample: Workbench, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_events_and_their_ties_come_in_one_query(sample: Workbench) -> None:
     """The events of the kinds and what the person's records say about them are one read (a
     round trip on a shared server): names, the kinds below, the events, their labels and sources."""
     count(sample, Y2026)  # caches warm
-    sent: list[str] = []
-    select = type(sample.store).select
-
-    def spy(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
-        sent.append(query)
-        return select(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(type(sample.store), "select", spy)
-    a = count(sample, Y2026)
-    monkeypatch.undo()
+    with queries_sent(sample.store) as sent:
+        a = count(sample, Y2026)
     assert len(labels(a)) >= 3
-    assert len([q for q in sent if "wb:recordType wb:Event" in q]) == 1, "\n".join(" ".join(q.split())[-200:] for q in sent)
+    assert len([q for q in sent if "wb:recordType wb:Event" in q]) == 1, shown(sent)
 
 DAYS = st.one_of(st.none(), st.dates(dt.date(2024, 1, 1), dt.date(2027, 12, 31)))
 TAGS = itertools.count()
