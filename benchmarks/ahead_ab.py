@@ -1,4 +1,5 @@
-"""A closure's walk fetching ahead, or not: both, interleaved, in one run.
+"""A closure's walk fetching ahead, or not; or proofs' words and sources kept for the store's
+version, or described afresh: both ways, interleaved, in one run.
 
 ``python -m benchmarks.ahead_ab WORKDIR/SIZE --worlds N`` (issue 19, part 1), on the files a
 ``workbench bench ask --workdir WORKDIR`` run kept: its Workbench store (embedded) and, after
@@ -8,6 +9,10 @@ what the body looks up next about each node it reaches: ``Reads.expand``), alter
 ``--repeat`` times each, on each backend; printed: p50 per tier and way, the ratio on/off, store
 calls (round trips on the remote one) per question, and whether every answer (tier, values,
 proofs, sources) was the same both ways. Exits 1 if one was not.
+
+``--toggle kept`` compares instead what answers described kept while the store's version stays
+(``evidence.Described``, on) with every question described afresh, as the first question about
+its terms after a write is (off: the kept descriptions dropped before each ask).
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from benchmarks.ask_remote import served
 from benchmarks.ask_results import TIERS
 
 
-def _asked(wb: Any, q: Any, ahead: bool) -> tuple[float, int, str]:
+def _asked(wb: Any, q: Any, way: bool, toggle: str = "ahead") -> tuple[float, int, str]:
+    from workbench.answers.evidence import Described
     from workbench.rules import engine
 
     real = engine.Engine.__init__
@@ -34,8 +40,12 @@ def _asked(wb: Any, q: Any, ahead: bool) -> tuple[float, int, str]:
 
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         real(self, *args, **kwargs)
-        self.ahead = ahead
+        if toggle == "ahead":
+            self.ahead = way
         calls.append(self)
+
+    if toggle == "kept" and not way:
+        Described._kept.clear()
 
     engine.Engine.__init__ = init  # type: ignore[method-assign]
     trips = getattr(wb.store, "round_trips", None)
@@ -49,7 +59,8 @@ def _asked(wb: Any, q: Any, ahead: bool) -> tuple[float, int, str]:
     return took, n, json.dumps(answer.to_json(), sort_keys=True)
 
 
-def run(here: Path, worlds: int, *, per_tier: int, repeat: int, seed: int) -> list[dict[str, Any]]:
+def run(here: Path, worlds: int, *, per_tier: int, repeat: int, seed: int,
+        toggle: str = "ahead") -> list[dict[str, Any]]:
     from workbench.service import Workbench
     from workbench.store import RemoteStore
 
@@ -70,14 +81,14 @@ def run(here: Path, worlds: int, *, per_tier: int, repeat: int, seed: int) -> li
                     counts: dict[bool, list[int]] = {True: [], False: []}
                     same = True
                     for q in questions[tier]:
-                        first = {way: _asked(wb, q, way) for way in (False, True)}  # untimed: checked, counted
+                        first = {way: _asked(wb, q, way, toggle) for way in (False, True)}  # untimed: checked, counted
                         same &= first[True][2] == first[False][2]
                         for way in (False, True):
                             counts[way].append(first[way][1])
                         samples: dict[bool, list[float]] = {True: [], False: []}
                         for _ in range(repeat):
                             for way in (False, True):
-                                samples[way].append(_asked(wb, q, way)[0])
+                                samples[way].append(_asked(wb, q, way, toggle)[0])
                         for way in (False, True):
                             times[way].append(statistics.median(samples[way]))
                     out.append({"backend": backend, "tier": tier, "same": same,
@@ -89,8 +100,9 @@ def run(here: Path, worlds: int, *, per_tier: int, repeat: int, seed: int) -> li
     return out
 
 
-def render(rows: Sequence[dict[str, Any]]) -> str:
-    lines = ["| backend | tier | p50 without (ms) | p50 fetching ahead (ms) | with ÷ without | "
+def render(rows: Sequence[dict[str, Any]], toggle: str = "ahead") -> str:
+    on = {"ahead": "fetching ahead", "kept": "descriptions kept"}[toggle]
+    lines = [f"| backend | tier | p50 without (ms) | p50 {on} (ms) | with ÷ without | "
              "store calls (round trips remote), without -> with | same answers |",
              "|---|---|---:|---:|---:|---|---|"]
     for r in rows:
@@ -104,9 +116,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ahead_ab", description=__doc__.split("\n\n")[0])
     parser.add_argument("here", type=Path, help="WORKDIR/SIZE of a `bench ask --backends remote --workdir` run")
     question_options(parser, repeat=3, repeat_help="timed asks per question and way")
+    parser.add_argument("--toggle", choices=("ahead", "kept"), default="ahead",
+                        help="what differs: the walk fetching ahead (default), or descriptions kept")
     args = parser.parse_args(argv)
-    rows = run(args.here, args.worlds, per_tier=args.questions, repeat=args.repeat, seed=args.seed)
-    print(render(rows))
+    rows = run(args.here, args.worlds, per_tier=args.questions, repeat=args.repeat, seed=args.seed,
+               toggle=args.toggle)
+    print(render(rows, args.toggle))
     return 0 if all(r["same"] for r in rows) else 1
 
 

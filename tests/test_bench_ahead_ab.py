@@ -28,3 +28,14 @@ def test_both_ways_answer_the_same_and_the_engine_is_put_back(tmp_path: Path,
         next(r for r in rows if r["tier"] == "derived")["calls_off"]
     assert main([str(tmp_path), "--worlds", "2", "--questions", "2", "--repeat", "1"]) == 0
     assert "| embedded | derived |" in capsys.readouterr().out
+
+
+def test_kept_or_described_afresh_answer_the_same(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--toggle kept``: proofs' words and sources kept for the store's version, or dropped
+    before each ask; the same answers both ways, the table names what differs."""
+    synth.write(tmp_path / "w.nq", n_worlds=2, seed=0)
+    measure("workbench", tmp_path / "w.nq", tmp_path / "workbench", 0)
+    rows = run(tmp_path, 2, per_tier=3, repeat=1, seed=0, toggle="kept")
+    assert all(r["same"] for r in rows) and len(rows) == len(TIERS)
+    assert main([str(tmp_path), "--worlds", "2", "--questions", "2", "--repeat", "1", "--toggle", "kept"]) == 0
+    assert "descriptions kept" in capsys.readouterr().out

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import pyoxigraph as ox
 
+from workbench.answers.evidence import Described, iris_of, pattern
 from workbench.answers.proofs import Prover
 from workbench.ids import META_GRAPH
 from workbench.records import effective
@@ -35,13 +36,19 @@ def ask(
     params: tuple[tuple[str, str], ...],
 ) -> Answer:
     engine = Engine(store, rules, as_of=as_of)
-    negated = engine.ride(_negatives_pattern(subject, relation, obj, as_of))  # with the goal's first query
+    own = [subject, relation, *([obj] if obj else [])]
+    # With the goal's first query: the negative facts, and the words for the question's own
+    # terms (what an answer with no proof needs: a round trip fewer for "no evidence").
+    negated = engine.ride(_negatives_pattern(subject, relation, obj, as_of))
+    kept = Described.of(store)
+    unnamed = kept.wanted(iris_of(own))
+    named = engine.ride(q) if (q := pattern(*unnamed)) else None
     result = engine.solve(subject, relation, obj)
+    if named is not None:
+        kept.take(*unnamed, named())
     negatives, functional = _negatives(negated(), subject, relation)
     found: dict[ox.NamedNode | ox.Literal | ox.BlankNode, Support] = {t[2]: s for t, s in result.found.items()}
-    prover = Prover(
-        store, [*found.values(), *negatives.values()], extra_terms=[subject, relation, *([obj] if obj else [])]
-    )
+    prover = Prover(store, [*found.values(), *negatives.values()], extra_terms=own)
     words = prover.labels
 
     def finding(value: object, support: Support, note: str = "") -> Finding:
