@@ -12,12 +12,16 @@ proofs, sources) was the same both ways. Exits 1 if one was not.
 
 ``--toggle kept`` compares instead what answers described kept while the store's version stays
 (``evidence.Described``, on) with every question described afresh, as the first question about
-its terms after a write is (off: the kept descriptions dropped before each ask).
+its terms after a write is (off: the kept descriptions dropped before each ask); ``--toggle
+first``, the question's first lookups sent with the version check before its names are bound
+(``rules/primed``, on a remote store) or after; ``--toggle post``, queries POSTed directly to a
+standard server or URL-encoded (``Dialect.direct_post``).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import time
@@ -46,6 +50,13 @@ def _asked(wb: Any, q: Any, way: bool, toggle: str = "ahead") -> tuple[float, in
 
     if toggle == "kept" and not way:
         Described._kept.clear()
+    from workbench.service import questions
+
+    real_first = questions._first_reads
+    if toggle == "first" and not way:
+        questions._first_reads = lambda *args: None
+    if toggle == "post" and hasattr(wb.store, "dialect"):
+        wb.store.dialect = dataclasses.replace(wb.store.dialect, direct_post=way)
 
     engine.Engine.__init__ = init  # type: ignore[method-assign]
     trips = getattr(wb.store, "round_trips", None)
@@ -55,6 +66,7 @@ def _asked(wb: Any, q: Any, way: bool, toggle: str = "ahead") -> tuple[float, in
         took = time.perf_counter() - start
     finally:
         engine.Engine.__init__ = real  # type: ignore[method-assign]
+        questions._first_reads = real_first
     n = wb.store.round_trips - trips if trips is not None else sum(e.queries for e in calls)
     return took, n, json.dumps(answer.to_json(), sort_keys=True)
 
@@ -101,7 +113,8 @@ def run(here: Path, worlds: int, *, per_tier: int, repeat: int, seed: int,
 
 
 def render(rows: Sequence[dict[str, Any]], toggle: str = "ahead") -> str:
-    on = {"ahead": "fetching ahead", "kept": "descriptions kept"}[toggle]
+    on = {"ahead": "fetching ahead", "kept": "descriptions kept", "first": "first reads sent ahead",
+          "post": "queries POSTed directly"}[toggle]
     lines = [f"| backend | tier | p50 without (ms) | p50 {on} (ms) | with ÷ without | "
              "store calls (round trips remote), without -> with | same answers |",
              "|---|---|---:|---:|---:|---|---|"]
@@ -116,8 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ahead_ab", description=__doc__.split("\n\n")[0])
     parser.add_argument("here", type=Path, help="WORKDIR/SIZE of a `bench ask --backends remote --workdir` run")
     question_options(parser, repeat=3, repeat_help="timed asks per question and way")
-    parser.add_argument("--toggle", choices=("ahead", "kept"), default="ahead",
-                        help="what differs: the walk fetching ahead (default), or descriptions kept")
+    parser.add_argument("--toggle", choices=("ahead", "kept", "first", "post"), default="ahead",
+                        help="what differs: the walk fetching ahead (default), descriptions kept, "
+                             "the first lookups sent with the version check, or queries POSTed directly")
     args = parser.parse_args(argv)
     rows = run(args.here, args.worlds, per_tier=args.questions, repeat=args.repeat, seed=args.seed,
                toggle=args.toggle)

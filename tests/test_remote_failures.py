@@ -388,6 +388,27 @@ def test_queries_reuse_one_kept_alive_connection(fake: Callable[..., FakeSparql]
     assert store.round_trips == 6 and store.round_trip_s > 0
 
 
+def test_a_standard_server_gets_queries_posted_directly_and_may_refuse_lateral(
+        fake: Callable[..., FakeSparql]) -> None:
+    """The opening probe goes URL-encoded (how a server's dialect is found: Virtuoso 7 never
+    answers a direct POST); once the server answered as a standard one, queries go POSTed
+    directly, with no URL encoding. LATERAL is asked about the first time it matters; a server
+    that refuses it (400) is no error: questions just do not send their first reads early."""
+    refuse = answer(400, b"unknown keyword LATERAL", "text/plain")
+
+    def reply(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        last = server.requests[-1]
+        (OPENED if opening(last) else refuse if b"LATERAL" in last else SELECT_ONE)(h, stop)
+
+    server = fake(reply, keep_alive=True)
+    store = RemoteStore(server.url, timeout=2)
+    assert len(store.select("SELECT ?x WHERE { ?x ?p ?o }")) == 1
+    assert opening(server.requests[0]) and server.requests[1] == b"SELECT ?x WHERE { ?x ?p ?o }"
+    assert store.takes_lateral() is False and store.takes_lateral() is False
+    assert len(server.requests) == 3  # asked once
+    store.close()
+
+
 def test_a_server_that_closes_idle_connections_is_no_error(fake: Callable[..., FakeSparql]) -> None:
     server = fake(ask_then(SELECT_ONE, lambda: server.requests))  # closes each connection after answering, silently
     store = RemoteStore(server.url, timeout=2)

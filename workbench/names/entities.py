@@ -41,12 +41,12 @@ def names_query(keys: Sequence[str]) -> str:
             f"OPTIONAL {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs ?into }} }} }}")
 
 
-def prefetch_names(store: Store, names: Iterable[str | None]) -> None:
-    """Send the query that will bind ``names`` (None: a role not asked) with the question's
-    version check (:meth:`Store.prefetch`): on a shared server, one round trip less."""
+def prefetch_names(store: Store, names: Iterable[str | None], *more: str) -> None:
+    """Send the query that will bind ``names`` (None: a role not asked), and ``more`` queries,
+    with the question's version check (:meth:`Store.prefetch`): on a shared server, one round
+    trip for all."""
     keys = sorted({name_key(n) for n in names if n})
-    if len(keys) <= NAMES_A_QUERY:
-        store.prefetch(names_query(keys))
+    store.prefetch(*([names_query(keys)] if len(keys) <= NAMES_A_QUERY else []), *more)
 
 
 def _matches(store: Store, keys: Iterable[str]) -> list[tuple[str, str, str]]:

@@ -45,7 +45,7 @@ from workbench.rules.bindings import (
     unify,
 )
 from workbench.rules.proof import Fact, Result, Row, Step, Triple, better
-from workbench.rules.reads import Reads
+from workbench.rules.reads import Lookup, Reads
 from workbench.store import Store
 from workbench.store.base import Row as StoreRow
 from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Rule, RuleSet, Var
@@ -241,9 +241,20 @@ class Engine:
         that could conclude it, under the bindings the rule would start from) fetched together,
         one query, into the lookup cache. What the engine then does is unchanged: only the
         number of round trips is."""
+        wanted = self._wanted(premise, rows, parent)
+        if len(wanted) + len(self.reads.rides) > 1:
+            self.reads.fetch(wanted)
+
+    def first_lookups(self, s: Node, p: ox.NamedNode, o: Node | None) -> list[Lookup]:
+        """The lone lookups :meth:`solve` starts with for this goal (its recorded matches and
+        each concluding rule's first premise), for a caller that sends them before the
+        question's names are bound (``rules/primed``), with stand-ins for the names."""
+        return self._wanted(Premise(s, p, Var("o") if o is None else o), [Row({}, ())], None)
+
+    def _wanted(self, premise: Premise, rows: list[Row], parent: Rule | None) -> list[Lookup]:
         if not rows:
-            return
-        wanted: list[tuple[Premise, list[str], list[tuple[Node, ...]]]] = []
+            return []
+        wanted: list[Lookup] = []
 
         def want(p: Premise, vals: list[dict[str, Node]]) -> None:
             cols = sorted(v for v in vals[0] if v in p.vars()) if vals else []
@@ -259,8 +270,7 @@ class Engine:
                 first = self._first(rule, set(inits[0])) if inits else None
                 if first is not None:
                     want(first, inits)
-        if len(wanted) + len(self.reads.rides) > 1:
-            self.reads.fetch(wanted)
+        return wanted
 
     def _ahead(self, rule: Rule, closure: Premise, todo: list[Premise], bound: set[str],
                rows: list[Row]) -> frozenset[str]:

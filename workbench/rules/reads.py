@@ -135,35 +135,47 @@ class Reads:
     def fetch(self, wanted: list[Lookup]) -> None:
         """Several lone lookups in one query (a union, a branch each), into the lookup cache,
         with the callers' rides (:meth:`ride`)."""
-        branches, parts = [], []
-        for i, (p, cols, keys) in enumerate(wanted):
-            values = values_block(cols, keys)
-            if values is None:
-                continue
-            outs = sorted(p.vars() - set(cols))
-            branches.append(f"{{ {values} {self.pattern(p, 'g0')} BIND({i} AS ?lookup) }}")
-            parts.append((i, outs))
+        branches = self.branches(wanted)
         rides, self.rides = self.rides, {}
         branches += [f"{{ {pattern} BIND({-1 - k} AS ?lookup) }}" for k, pattern in rides.items()]
         if not branches:
             return
-        found: dict[int, dict[tuple[Node, ...], list[Match]]] = {i: {} for i, _ in parts}
-        outs_of = dict(parts)
         for k in rides:
             self.ridden[k] = []
-        for sol in self.select(f"SELECT * WHERE {{ {' UNION '.join(branches)} }}"):
+        sols = self.select(f"SELECT * WHERE {{ {' UNION '.join(branches)} }}")
+        for sol in sols:
             i = int(sol["lookup"].value)  # type: ignore[union-attr]
             if i < 0:
                 self.ridden[-1 - i].append(sol)
+        self.take(wanted, sols)
+
+    def branches(self, wanted: list[Lookup]) -> list[str]:
+        """:meth:`fetch`'s union branches for ``wanted``, the i-th bound to ``?lookup`` i (a
+        lookup with no keys has none)."""
+        out = []
+        for i, (p, cols, keys) in enumerate(wanted):
+            values = values_block(cols, keys)
+            if values is not None:
+                out.append(f"{{ {values} {self.pattern(p, 'g0')} BIND({i} AS ?lookup) }}")
+        return out
+
+    def take(self, wanted: list[Lookup], sols: Sequence[StoreRow]) -> None:
+        """Into the lookup cache: what :meth:`branches` of ``wanted`` found (``sols``; rows
+        with another ``?lookup`` are not theirs)."""
+        found: dict[int, dict[tuple[Node, ...], list[Match]]] = {i: {} for i in range(len(wanted))}
+        outs_of = {i: sorted(p.vars() - set(cols)) for i, (p, cols, _) in enumerate(wanted)}
+        for sol in sols:
+            i = int(sol["lookup"].value)  # type: ignore[union-attr]
+            if not 0 <= i < len(wanted):
                 continue
             p, cols, _ = wanted[i]
             key = tuple(sol[f"v_{c}"] for c in cols)
             new = {v: sol[f"v_{v}"] for v in outs_of[i]}
             fact = Fact(ground(p, {**dict(zip(cols, key, strict=True)), **new}), sol["g0"])  # type: ignore[arg-type, dict-item]
             found[i].setdefault(key, []).append((new, ((p.index, fact),)))  # type: ignore[arg-type]
-        for i, _ in parts:
-            p, cols, keys = wanted[i]
-            self.remember(p, cols, keys, found[i])
+        for i, (p, cols, keys) in enumerate(wanted):
+            if values_block(cols, keys) is not None:
+                self.remember(p, cols, keys, found[i])
 
     def query(
         self,

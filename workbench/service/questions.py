@@ -18,6 +18,7 @@ from workbench.names.entities import prefetch_names
 from workbench.values.answers import Answer, Tier
 
 if TYPE_CHECKING:
+    from workbench.rules.primed import Primed
     from workbench.service import Workbench
 
 P = ParamSpec("P")
@@ -43,7 +44,8 @@ def ask(
     from workbench.answers import ask
     from workbench.answers import binding as names
 
-    prefetch_names(wb.store, [subject, obj])
+    first = _first_reads(wb, subject, relation, obj) if as_of is None else None
+    prefetch_names(wb.store, [subject, obj], *([first.query] if first is not None else []))
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
     rel = names.relation(wb._indexes.relations(), relation)
     question = f"{subject} {relation}" + (f" {obj}" if obj else "") + "?"
@@ -53,7 +55,8 @@ def ask(
     if isinstance(bound, Answer):
         return bound
     answer = ask.ask(wb.store, wb.rules, subject=bound["subject"], relation=rel, obj=bound.get("object"),
-                     as_of=as_of, question=question, params=params)
+                     as_of=as_of, question=question, params=params,
+                     first=first if first is not None and first.relation == rel else None)
     if obj is None and ask.logged_state(answer):
         # Repeated updates of one state (a weight logged three times) are one current value
         # with its history, never several values.
@@ -61,6 +64,23 @@ def ask(
     if guess and answer.tier is Tier.NO_EVIDENCE and as_of is None:
         return _guessed(wb, answer, bound["subject"], rel, bound.get("object"))
     return answer
+
+
+def _first_reads(wb: Workbench, subject: str, relation: str, obj: str | None) -> Primed | None:
+    """On a shared server, what the question reads first, written before its names are bound,
+    to go with the version check (``rules/primed``): from the rules and relations as last read
+    (none yet: nothing sent; changed since: the rows are used only where they still fit)."""
+    from workbench.answers import ask
+    from workbench.names.keys import name_key
+    from workbench.rules import primed
+
+    rules, relations = wb._shared.last_rules(), wb._indexes.last_relations()
+    if not primed.possible(wb.store) or rules is None or relations is None:
+        return None
+    rel = relations.get(relation)
+    if rel is None:
+        return None
+    return ask.primed(wb.store, rules, rel, name_key(subject), name_key(obj) if obj else None)
 
 
 def _guessed(wb: Workbench, answer: Answer, subject: ox.NamedNode, rel: ox.NamedNode, obj: object | None) -> Answer:

@@ -99,6 +99,11 @@ class Indexes:
             self._things = Guesser(self.store, self.directory / "guesses")
         return self._things
 
+    def last_relations(self) -> Relations | None:
+        """The relation labels as last read, without asking whether the store moved (for what a
+        question sends with that very check: ``rules/primed``)."""
+        return self._relations[1] if self._relations is not None else None
+
     def relations(self) -> Relations:
         """Relation labels, read again whenever the store's version moves (vocabulary comes with
         imports, made through this Workbench or another acting on the same store)."""
@@ -234,6 +239,11 @@ class Shared:
         from workbench.rules import load_rules
 
         return load_rules(self.rules_dir.glob("*.ttl"), relations=self.relations())
+
+    def last_rules(self) -> RuleSet | None:
+        """The rules as last loaded, without asking whether the store moved (see
+        :meth:`Indexes.last_relations`)."""
+        return self._rules[1] if self._rules is not None else None
 
     def rules(self) -> RuleSet:
         """The rules that answer, for every reader alike: loaded and checked again only when the

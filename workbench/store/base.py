@@ -105,10 +105,15 @@ class Store(abc.ABC):
         trip). Nothing else changes; a store this process owns counts its own writes anyway."""
         yield
 
-    def prefetch(self, query: str) -> None:  # noqa: B027  (only a shared server has round trips to save)
-        """A SELECT this reading will make: a shared server sends it with the reading's version
+    def prefetch(self, *queries: str) -> None:  # noqa: B027  (only a shared server has round trips to save)
+        """SELECTs this reading will make: a shared server sends them with the reading's version
         check, in one round trip, and :meth:`select` of the same text answers from it. Elsewhere
         nothing happens."""
+
+    def prefetched(self, query: str) -> list[Row] | None:
+        """The rows of a query :meth:`prefetch` sent, once; None when it was not sent (then
+        nothing is asked: the caller decides whether to)."""
+        return None
 
     @abc.abstractmethod
     def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
