@@ -74,6 +74,24 @@ def test_rows_are_taken_only_for_an_entity_among_the_name_s_candidates(remote: W
         assert first.bind(store, ox.NamedNode("urn:wb:entity:my-car"), None) is False
 
 
+def test_a_server_refusing_the_first_reads_still_answers(remote: Workbench, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that took the LATERAL probe but refuses a question's first reads (here: made
+    malformed) answers the question all the same, through the version check sent again without
+    them; no first reads are sent to it afterwards."""
+    expected = remote.ask("my car", "needs", "gas")
+    real = Primed.__init__
+
+    def malformed(self: Primed, *args: object, **kwargs: object) -> None:
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+        self.query = self.query[:-1] + " LATERAL { }"
+
+    monkeypatch.setattr(Primed, "__init__", malformed)
+    assert remote.store.takes_lateral()  # type: ignore[attr-defined]
+    assert remote.ask("my car", "needs", "gas") == expected
+    assert not remote.store.takes_lateral()  # type: ignore[attr-defined]
+    assert remote.ask("my car", "needs", "gas") == expected
+
+
 # ---------------------------------------------------------------------- random graphs
 
 @FAST

@@ -360,7 +360,15 @@ class RemoteStore(Store):
             rows = self.select(f"SELECT ?wb_revision ?wb_rule ?wb_status WHERE {{ {where} }}")
         else:  # one round trip for all; each rider's rows are told apart by ?wb_rider
             rides = " UNION ".join(f"{{ {{ {body} }} BIND({i} AS ?wb_rider) }}" for i, (_, body) in enumerate(sent))
-            both = self.select(f"{split[0][1]}\nSELECT * WHERE {{ {where} UNION {rides} }}")
+            try:
+                both = self.select(f"{split[0][1]}\nSELECT * WHERE {{ {where} UNION {rides} }}")
+            except ParseError:
+                if not any("LATERAL" in r for r, _ in sent):
+                    raise
+                # a server that took the LATERAL probe but not a question's first reads
+                # (rules/primed): none from now on, and the version asked again without them
+                self._lateral, self._reads.rider = False, tuple(r for r, _ in sent if "LATERAL" not in r)
+                return self.version()
             rows = [r for r in both if r.get("wb_rider") is None]
             fetched: dict[str, list[Row]] = {r: [] for r, _ in sent}
             for r in both:
