@@ -16,6 +16,7 @@ from workbench import records
 from workbench.answers.period import period
 from workbench.names.entities import prefetch_names
 from workbench.values.answers import Answer, Tier
+from workbench.vocab import WB
 
 if TYPE_CHECKING:
     from workbench.rules.primed import Primed
@@ -66,10 +67,11 @@ def ask(
     return answer
 
 
-def _first_reads(wb: Workbench, subject: str, relation: str, obj: str | None) -> Primed | None:
+def _first_reads(wb: Workbench, subject: str, relation: str | ox.NamedNode, obj: str | None = None) -> Primed | None:
     """On a shared server, what the question reads first, written before its names are bound,
     to go with the version check (``rules/primed``): from the rules and relations as last read
-    (none yet: nothing sent; changed since: the rows are used only where they still fit)."""
+    (none yet: nothing sent; changed since: the rows are used only where they still fit). A
+    relation label: an ask's (its lookups and negative facts); an IRI: the lookups alone."""
     from workbench.answers import ask
     from workbench.names.keys import name_key
     from workbench.rules import primed
@@ -77,6 +79,8 @@ def _first_reads(wb: Workbench, subject: str, relation: str, obj: str | None) ->
     rules, relations = wb._shared.last_rules(), wb._indexes.last_relations()
     if not primed.possible(wb.store) or rules is None or relations is None:
         return None
+    if isinstance(relation, ox.NamedNode):
+        return primed.Primed.of(wb.store, rules, relation, name_key(subject), None, dict, kind=("lookups",))
     rel = relations.get(relation)
     if rel is None:
         return None
@@ -167,7 +171,8 @@ def decision(wb: Workbench, scope: str, *, as_of: str | None = None) -> Answer:
     from workbench.answers import binding as names
     from workbench.answers import decision
 
-    prefetch_names(wb.store, [scope])
+    first = _first_reads(wb, scope, WB.governedBy) if as_of is None else None
+    prefetch_names(wb.store, [scope], *([first.query] if first is not None else []))
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
     question = f"which decision governs {scope}?"
     params = _params(scope=scope, as_of=as_of)
@@ -176,7 +181,7 @@ def decision(wb: Workbench, scope: str, *, as_of: str | None = None) -> Answer:
     if isinstance(bound, Answer):
         return bound
     return decision.decision(wb.store, wb.rules, scope=bound["scope"], as_of=as_of, question=question,
-                             params=params)
+                             params=params, first=first)
 
 
 def _term(text: str) -> object:
