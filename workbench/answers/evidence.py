@@ -100,7 +100,7 @@ class Described:
     see) while its version stays: both change only with a write, which moves the version. Found
     with :meth:`of`; thread-safe (a server answers in several threads)."""
 
-    LIMIT = 100_000  # terms and records kept at most; past it the cache starts again
+    LIMIT = 20_000  # terms and records kept at most (about 0.9 KB each); past it the cache starts again
     _kept: weakref.WeakKeyDictionary[Store, Described] = weakref.WeakKeyDictionary()
     _finding = threading.Lock()
 
