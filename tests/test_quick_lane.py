@@ -149,6 +149,21 @@ def test_a_write_shows_at_the_next_query(served: Served) -> None:
     assert _rows(served.get(ask, "vic"), "json") is True
 
 
+def test_relative_iris_resolve_against_the_url_the_client_asked(served: Served) -> None:
+    # The lane keeps each request URL's base IRI: two hosts must not share one.
+    update = 'INSERT DATA { GRAPH <urn:wb:record:based-1> { <http://example.org/based> <http://example.org/p> "x" } }'
+    r = httpx.post(served.server.url, data={"update": update}, headers={"Authorization": f"Bearer {served.tokens['cora']}"})
+    assert r.status_code == 200, r.text
+    ask = 'ASK { GRAPH ?g { <based> <p> "x" } }'
+    assert bounded(f"BASE <http://h/sparql>\n{ask}") is not None
+    for host, held in (("example.org", True), ("example.net", False), ("example.org", True)):
+        for query in (ask, _guarded(ask)):
+            answer = httpx.get(served.server.url, params={"query": query},
+                               headers={"Authorization": f"Bearer {served.tokens['vic']}", "Host": host,
+                                        "Accept": FORMATS["json"]})
+            assert _rows(answer, "json") is held, (host, query)
+
+
 def test_the_lane_leaves_the_runner_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tokens = _prepare(tmp_path / "store", tmp_path)
     ran: list[str] = []

@@ -206,14 +206,14 @@ def test_current_gives_a_built_view_and_never_builds_one(wb: Workbench, tmp_path
     views = wb._shared.views()
     bob = viewer(wb.store, "bob")
     assert views.current(bob) is None and not _copies(wb)  # nothing built yet: nothing built by asking
-    assert not wb.ready("bob") and wb.ready(None)  # the owner reads the store itself
+    assert wb.readable_now("bob") is None and wb.readable_now(None) is wb.store  # the owner reads the store itself
     built = _view(wb, "bob")
-    assert views.current(bob) is built and wb.ready("bob")
+    assert views.current(bob) is built and wb.readable_now("bob") is built
     assert views.current(viewer(wb.store, "fam")) is None  # another set of what is hidden: not built yet
     file = tmp_path / "public.jsonl"
     file.write_text(json.dumps({**PRIVATE[1], "id": "pub-2", "visible_to": [], "source": {"id": "pub-src-2", "said_by": "me"}}) + "\n")
     wb.import_files([file])
-    assert views.current(bob) is None and not wb.ready("bob")  # the store moved on: reading would build again
+    assert views.current(bob) is None and wb.readable_now("bob") is None  # the store moved on: reading would build again
     assert _view(wb, "bob") is not built and views.current(bob) is not None
     views.close()
     assert views.current(bob) is None
@@ -232,3 +232,12 @@ def test_an_agent_only_hidden_records_name_is_not_in_the_view(wb: Workbench, tmp
     label = speaker.split(":")[-1]
     assert label in inside and label not in outside
     assert "urn:wb:agent:root" in outside  # the admin who imported it acts in visible records too
+
+
+def test_a_reader_is_kept_until_the_users_change(wb: Workbench) -> None:
+    bob = viewer(wb.store, "bob")
+    assert viewer(wb.store, "bob") is bob and bob.agents == frozenset({"bob"})  # every read asks: asked once
+    assert viewer(wb.store, "boss").sees_all and viewer(wb.store, "nobody").agents == frozenset({"nobody"})
+    wb.set_groups("bob", join=["group:family"])
+    assert viewer(wb.store, "bob").agents == frozenset({"bob", "group:family"})  # read again after the change
+    assert wb.readable_now("bob") is None  # what bob may see changed: his view is to build

@@ -22,7 +22,7 @@ import enum
 import hashlib
 import secrets
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -74,6 +74,11 @@ def _hash(token: str) -> str:
 def users(store: Store) -> list[User]:
     """Every user, by name."""
     return list(_directory(store)[0].values())
+
+
+def by_name(store: Store) -> Mapping[str, User]:
+    """Every user by name: on a store this process owns, the same mapping until the store changes."""
+    return _directory(store)[0]
 
 
 # Users and token hashes of stores this process owns, read again only after the store changed:

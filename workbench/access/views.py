@@ -49,7 +49,7 @@ import tempfile
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,10 +98,26 @@ def viewer(store: Store, name: str | None) -> Viewer:
     """
     if name is None:
         return EVERYONE
-    everyone = users.users(store)
+    everyone = users.by_name(store)
+    # Every read asks; the same reader is kept while the users are (until the store changes).
+    kept = _VIEWERS.get(store)
+    if kept is None or kept[0] is not everyone:
+        kept = _VIEWERS[store] = (everyone, {})
+    found = kept[1].get(name)
+    if found is None:
+        found = kept[1][name] = _viewer(everyone, name)
+    return found
+
+
+_VIEWERS: weakref.WeakKeyDictionary[Store, tuple[Mapping[str, users.User], dict[str, Viewer]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _viewer(everyone: Mapping[str, users.User], name: str) -> Viewer:
     if not everyone:
         return EVERYONE
-    found = next((u for u in everyone if u.name == name), None)
+    found = everyone.get(name)
     if found is not None and Role.ADMIN in found.roles:
         return Viewer(name, sees_all=True)
     groups = found.groups if found is not None else frozenset()

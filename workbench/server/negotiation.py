@@ -14,6 +14,8 @@ True
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from workbench.formats import GRAPHS, RESULTS, Format
 
 __all__ = ["GRAPHS", "RESULTS", "Format", "choose", "prefers"]
@@ -57,6 +59,7 @@ def _quality(media: str, ranges: list[tuple[str, float]]) -> float:
     return best
 
 
+@lru_cache(maxsize=256)  # clients send the same few headers: every query asks
 def choose(accept: str | None, formats: tuple[Format, ...]) -> Format | None:
     """The format the header prefers among ``formats``; the first one when there is no header;
     None when the header accepts none of them (the caller answers 406)."""

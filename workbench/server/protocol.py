@@ -78,6 +78,23 @@ def parse_pairs(text: bytes | str, where: str) -> list[tuple[str, str]]:
         raise ProtocolError(400, f"the {where} is not UTF-8") from None
 
 
+def query_only(query_string: bytes) -> str | None:
+    """The query of a query string that holds ``query=...`` and nothing else, decoded as
+    :func:`read_request` decodes it; None for any other (which :func:`read_request` reads).
+
+    >>> query_only(b"query=ASK%20%7B%7D")
+    'ASK {}'
+    >>> query_only(b"query=ASK+%7B%7D&reasoning=true") is None
+    True
+    """
+    if not query_string.startswith(b"query=") or b"&" in query_string:
+        return None
+    try:
+        return urllib.parse.unquote_plus(query_string[6:].decode("utf-8"), errors="strict")
+    except UnicodeDecodeError:
+        return None
+
+
 def content_type(header: str | None) -> tuple[str, dict[str, str]]:
     """A Content-Type header's media type (lower case) and parameters."""
     if not header:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import URL, Headers
+from starlette.datastructures import URL
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Scope
@@ -37,10 +37,10 @@ from workbench.formats import parse_answer
 from workbench.server import negotiation, updates
 from workbench.server.access import authenticate
 from workbench.server.description import service_description
-from workbench.server.protocol import ProtocolError, QueryRequest, UpdateRequest, read_request
+from workbench.server.protocol import ProtocolError, QueryRequest, UpdateRequest, query_only, read_request
 from workbench.server.runner import QueryRunner
 from workbench.service import Workbench
-from workbench.sparqlcheck import UPDATE_FORMS, query_form
+from workbench.sparqlcheck import UPDATE_FORMS, answer, query_form
 from workbench.store.base import Graphs, Store
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,7 @@ class Endpoint:
     result_limit: int
     runner: QueryRunner
     lock: threading.Lock = field(default_factory=threading.Lock)
+    _bases: dict[tuple[object, ...], str] = field(default_factory=dict)  # the queries' base IRI, by request URL
 
     async def handle(self, request: Request) -> Response:
         """Answer one request on /sparql; every failure becomes a plain-text status."""
@@ -98,21 +99,42 @@ class Endpoint:
         included, which :meth:`handle` then answers as always."""
         if scope["method"] != "GET" or not self.wb.store.owned:
             return None
-        headers = Headers(scope=scope)
+        authorization = accept = host = None
+        for key, value in scope["headers"]:  # the first of each, as Starlette's Headers.get reads them
+            if key == b"authorization" and authorization is None:
+                authorization = value.decode("latin-1")
+            elif key == b"accept" and accept is None:
+                accept = value.decode("latin-1")
+            elif key == b"host" and host is None:
+                host = value
+        query_string = scope.get("query_string", b"")
+        query = query_only(query_string)
         try:
-            user = authenticate(self.wb, headers.get("authorization"))
-            asked = read_request("GET", scope.get("query_string", b""), None, b"")
+            user = authenticate(self.wb, authorization)
+            asked = QueryRequest(query, None, None, False) if query is not None else read_request(
+                "GET", query_string, None, b"")
         except ProtocolError:
             return None
-        fmt = negotiation.choose(headers.get("accept"), negotiation.RESULTS)
+        fmt = negotiation.choose(accept, negotiation.RESULTS)
         if not isinstance(asked, QueryRequest) or fmt is None:
             return None
-        text = f"BASE <{_base(URL(scope=scope))}>\n{asked.query}"
+        text = f"BASE <{self._base_of(scope, host)}>\n{asked.query}"
         try:
             data = self._at_once(asked, text, fmt.name, None if user is None else user.name)
         except WorkbenchError:
             return None  # handle() answers it, with its status and message
         return None if data is None else Response(data, media_type=fmt.media_type)
+
+    def _base_of(self, scope: Scope, host: bytes | None) -> str:
+        """:func:`_base` of the request's URL, kept per URL (every query by one client has the same)."""
+        server = scope.get("server")
+        key = (scope.get("scheme"), host, server and tuple(server), scope.get("root_path"), scope["path"])
+        found = self._bases.get(key)
+        if found is None:
+            if len(self._bases) >= 64:
+                self._bases.clear()
+            found = self._bases[key] = _base(URL(scope={**scope, "query_string": b""}))
+        return found
 
     async def _handle(self, request: Request) -> Response:
         if request.method not in ("GET", "HEAD", "POST"):
@@ -202,11 +224,15 @@ class Endpoint:
         those go the guarded way, which answers in full (or 413s)."""
         shape = sparqlbounded.bounded(text)
         if (shape is None or asked.reasoning or asked.default_graphs is not None or asked.named_graphs is not None
-                or not self.wb.store.owned or not self.wb.ready(reader)):
+                or not self.wb.store.owned):
+            return None
+        readable = self.wb.readable_now(reader)  # what the reader may see, if nothing must be built first
+        if readable is None:
             return None
         rows = min(LOOP_ROWS, self.result_limit)
         query = shape.capped(text, rows + 1)
-        data = self.wb.seen_by(reader).sparql(query, format=fmt, evaluate=_here)
+        # A bounded text is a SELECT or ASK of one pattern, no SERVICE: nothing for read_only to refuse.
+        data = answer(readable, query, format=fmt, runner=_here, checked=True)
         return None if query is not text and _more_than(data, fmt, False, rows) else data
 
 

@@ -106,9 +106,9 @@ class Workbench:
         error reflects only that. None: the owner, who sees everything. Write through :meth:`acting_as`."""
         return self if name is None else self._seen_as(viewer(self._shared.store, name), name)
 
-    def ready(self, name: str | None) -> bool:
-        """Whether reading as ``name`` builds nothing first (their view is current): an event loop may read at once."""
-        return self._shared.ready(name)
+    def readable_now(self, name: str | None) -> Store | None:
+        """The store a query by ``name`` reads if that builds nothing first (their view is current), else None."""
+        return self._shared.readable_now(name)
 
     def _seen_as(self, reader: Viewer, name: str) -> Workbench:
         shared, views = self._shared, self._shared.views()

@@ -203,10 +203,10 @@ class Shared:
         """After an erasure: every view was made before it, so no Workbench may keep reading one."""
         self.handed = {k: w for k, w in self.handed.items() if not isinstance(w.store, ViewStore)}
 
-    def ready(self, name: str | None) -> bool:
-        """Whether reading as ``name`` builds nothing first (:meth:`Views.current`); the store's
-        owner reads the store itself."""
-        return name is None or self.views().current(viewer(self.store, name)) is not None
+    def readable_now(self, name: str | None) -> Store | None:
+        """What :meth:`readable` gives ``name`` if that builds nothing first (:meth:`Views.current`),
+        else None; the store's owner reads the store itself."""
+        return self.store if name is None else self.views().current(viewer(self.store, name))
 
     def readable(self, name: str | None) -> Store:
         """The store a SPARQL query or an export by ``name`` reads: for a named reader always a
