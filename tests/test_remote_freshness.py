@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
 
 from tests.conftest import FIXED_NOW, OxigraphServer
@@ -15,6 +16,8 @@ from tests.test_rulebook import inherit_kind, people, write
 from workbench.service import Workbench
 from workbench.store.remote import RemoteStore
 from workbench.values.answers import Tier
+
+RDFS_SUBCLASS = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
 
 
 @pytest.fixture()
@@ -57,10 +60,11 @@ def test_a_question_asks_the_server_whether_it_moved_once(shared: tuple[Workbenc
     # the version with the names, the goal, its negatives and first sub-goals riding along
     # (written before the names were bound: rules/primed); the kinds (a closure) with what each
     # has and is (the next lookups and their first sub-goals, fetched with the walk's edges); the
-    # labels and sources were described when the caches warmed, at this version: 10 before one
-    # version a question, 9 before batched lookups, 6 before the names rode, 5 before the walk
-    # fetched ahead, 4 before descriptions were kept, 3 before the first lookups rode
-    assert alice.store.round_trips - trips == 2  # type: ignore[attr-defined]
+    # labels and sources were described when the caches warmed, at this version, and the kinds
+    # walked then too (rules/walked): 10 before one version a question, 9 before batched lookups,
+    # 6 before the names rode, 5 before the walk fetched ahead, 4 before descriptions were kept,
+    # 3 before the first lookups rode, 2 before the kinds' edges were kept
+    assert alice.store.round_trips - trips == 1  # type: ignore[attr-defined]
     alice.ask("me", "owns")
     assert len(asked) == 2  # and the next question asks again
 
@@ -117,3 +121,25 @@ def test_what_answers_described_is_asked_again_after_another_process_writes(
     with alice.store.reading():
         assert kept.wanted(words, ["urn:wb:record:m-car-1"]) == (words, ["urn:wb:record:m-car-1"])
     assert alice.ask("my car", "needs", "gas") == first
+
+
+def test_kinds_walked_are_walked_again_after_another_process_writes(
+        shared: tuple[Workbench, Workbench], tmp_path: Path) -> None:
+    """The kinds' edges a walk read (:class:`Walked`) last one version of the shared server: a
+    kind another Workbench records moves it, and the next question walks to the new kind (and
+    what it has) instead of stopping where the kept edges did."""
+    from workbench.rules.walked import Walked
+
+    alice, bob = shared
+    before = alice.ask("my car", "needs")
+    assert "maintenance" in before.values and "lubricant" not in before.values
+    with alice.store.reading():
+        version = alice.store.version()
+        assert Walked.of(alice.store).get(version, (RDFS_SUBCLASS, True), [ox.NamedNode("urn:wb:entity:car")],
+                                          frozenset())[0]  # car's edges kept at this version
+    facts = [negative_record("m-veh-1", "A vehicle is a kind of machine.", ["vehicle", "kind of", "machine"]),
+             negative_record("m-mach-1", "A machine needs lubricant.", ["machine", "needs", "lubricant"])]
+    Workbench(bob.store, user="alice", clock=lambda: FIXED_NOW).import_files([write_jsonl(tmp_path / "m.jsonl", facts)])
+    after = alice.ask("my car", "needs")
+    assert "lubricant" in after.values and after.tier is Tier.DERIVED
+    assert set(before.values) < set(after.values)

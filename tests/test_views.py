@@ -17,6 +17,7 @@ import pytest
 from tests.conftest import FIXED_NOW
 from tests.test_visibility import PRIVATE
 from workbench.access.views import Views, ViewStore, viewer
+from workbench.rules.walked import Walked
 from workbench.service import Workbench
 from workbench.store import MemoryStore, Store
 from workbench.store import base as store_base
@@ -241,3 +242,24 @@ def test_a_reader_is_kept_until_the_users_change(wb: Workbench) -> None:
     wb.set_groups("bob", join=["group:family"])
     assert viewer(wb.store, "bob").agents == frozenset({"bob", "group:family"})  # read again after the change
     assert wb.readable_now("bob") is None  # what bob may see changed: his view is to build
+
+
+def test_kinds_a_walk_kept_for_one_reader_are_never_another_s(wb: Workbench, tmp_path: Path) -> None:
+    """Kept walks (rules/walked) belong to the store they were read from: an edge only the family
+    may see, walked for the store's owner, never reaches bob's answers, nor his walks the owner's."""
+    hidden = [{"id": "p-kind-1", "statement": "A vehicle is a kind of machine; machines need lubricant.",
+               "type": "observation", "about": ["vehicle"], "visible_to": ["group:family"],
+               "source": {"id": "fam-chat-9", "said_by": "me", "captured_at": "2026-05-01T10:00:00Z"},
+               "triples": [["vehicle", "kind of", "machine"], ["machine", "needs", "lubricant"]]}]
+    file = tmp_path / "kind.jsonl"
+    file.write_text("".join(json.dumps(r) + "\n" for r in hidden))
+    wb.import_files([file])
+    assert "lubricant" in wb.ask("my car", "needs").values  # the owner walked car -> vehicle -> machine
+    bob = wb.seen_by("bob")
+    assert "lubricant" not in bob.ask("my car", "needs").values
+    assert "lubricant" in wb.seen_by("fam").ask("my car", "needs").values
+    assert "lubricant" not in bob.ask("my car", "needs").values  # asked again: his own kept walk
+    assert "lubricant" in wb.ask("my car", "needs").values
+    vehicle, key = ox.NamedNode("urn:wb:entity:vehicle"), ("http://www.w3.org/2000/01/rdf-schema#subClassOf", True)
+    assert Walked.of(wb.store).get(wb.store.version(), key, [vehicle], frozenset())[0][vehicle]  # -> machine
+    assert Walked.of(bob.store).get(bob.store.version(), key, [vehicle], frozenset())[0] == {vehicle: []}

@@ -11,13 +11,13 @@ terms can ride with its first query (:meth:`Described.wanted`), a round trip few
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Iterable
 
 import pyoxigraph as ox
 
 from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH, id_from_iri
 from workbench.store import Row, Store
+from workbench.store.caches import PerStore
 from workbench.values.answers import Recorded, Statement
 from workbench.values.records import RecordType, Source, Status
 from workbench.vocab import DCTERMS, PREFIXES, PROV, RDF, RDFS, SKOS, WB
@@ -94,29 +94,19 @@ def _meta_pattern(records: list[str]) -> str:
         UNION {{ ?r prov:wasDerivedFrom ?src . ?src ?sp ?so FILTER(?sp IN {_SOURCE}) }} }}"""
 
 
-class Described:
+class Described(PerStore):
     """The words of terms and the provenance of records, as :func:`describe` read them, kept
     for one readable store (the base store or a reader's view, so never what its reader may not
     see) while its version stays: both change only with a write, which moves the version. Found
     with :meth:`of`; thread-safe (a server answers in several threads)."""
 
     LIMIT = 20_000  # terms and records kept at most (about 0.9 KB each); past it the cache starts again
-    _kept: weakref.WeakKeyDictionary[Store, Described] = weakref.WeakKeyDictionary()
-    _finding = threading.Lock()
 
     def __init__(self, store: Store) -> None:
-        self.store = store
+        super().__init__(store)
         self._version: str | None = None
         self._rows: dict[str, list[Row]] = {}  # "t" + an IRI: its words; "r" + a record: its provenance
         self._lock = threading.Lock()
-
-    @classmethod
-    def of(cls, store: Store) -> Described:
-        with cls._finding:
-            kept = cls._kept.get(store)
-            if kept is None:
-                kept = cls._kept[store] = cls(store)
-            return kept
 
     def wanted(self, iris: Iterable[str], records: Iterable[str] = ()) -> tuple[list[str], list[str]]:
         """The ``iris`` (:func:`iris_of` terms) and ``records`` not described at this version."""

@@ -16,6 +16,7 @@ from workbench.ids import META_GRAPH
 from workbench.records import effective
 from workbench.rules.bindings import dedupe, ground, match, reach, shape, value, values_block
 from workbench.rules.proof import Fact, Match, Row, Triple
+from workbench.rules.walked import Walked
 from workbench.store import Store
 from workbench.store.base import Row as StoreRow
 from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Var
@@ -268,13 +269,24 @@ class Reads:
         there. One query per ``closure_levels`` levels of the walk (a property path would
         lose the edges' records, and pyoxigraph walks ``GRAPH ?g { p+ }`` over every graph);
         edges are remembered for the question."""
-        edges = self.edges.setdefault((predicate.value, forward), {})
+        key = (predicate.value, forward)
+        edges = self.edges.setdefault(key, {})
+        # Edges read at this version by an earlier question are taken, not asked again.
+        version = self.store.known_version() if self.as_of is None else None
+        kept = Walked.of(self.store) if version is not None else None
+        wide = frozenset({predicate.value, *ahead}) if forward and ahead else frozenset()
         while True:
             # Level by level from these starts, through edges known already (an earlier walk's)
             # as through new ones: the nearest nodes whose edges are still to fetch go next, and
             # nothing further than MAX_CLOSURE is fetched, however many levels a query takes.
             depth_of = _depths(starts, edges)
             todo = {n: d for n, d in depth_of.items() if n not in edges}
+            if todo and kept is not None and version is not None:
+                found, about = kept.get(version, key, [n for n, d in todo.items() if d < MAX_CLOSURE], wide)
+                if found:
+                    edges.update(found)
+                    self.about.update(about)
+                    continue
             if not todo:
                 break
             depth = min(todo.values())
@@ -283,6 +295,8 @@ class Reads:
                 break
             levels = min(self.closure_levels, MAX_CLOSURE - depth)
             self.expand(predicate, forward, {n for n, d in todo.items() if d == depth}, edges, levels, ahead)
+        if kept is not None and version is not None and not self.incomplete:
+            kept.put(version, key, edges, {n: self.about[n] for n in edges if n in self.about})
         return {
             s: {
                 end: [Fact((a, predicate, b) if forward else (b, predicate, a), g) for a, b, g in chain]

@@ -98,6 +98,11 @@ class Store(abc.ABC):
         process counts its own writes; a shared server overrides this to ask the server too."""
         return str(self.generation)
 
+    def known_version(self) -> str | None:
+        """:meth:`version` if it is known without asking anyone, else None: what a cache may
+        key on in the middle of a question. A store this process owns always knows it."""
+        return self.version()
+
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
         """One question's reads, in which the store's version is taken once: a shared server is

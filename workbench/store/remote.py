@@ -394,6 +394,10 @@ class RemoteStore(Store):
     def prefetched(self, query: str) -> list[Row] | None:
         return (getattr(self._reads, "fetched", None) or {}).pop(query, None)  # type: ignore[no-any-return]
 
+    def known_version(self) -> str | None:
+        pinned = getattr(self._reads, "version", None)  # taken once in this thread's question
+        return None if pinned is None else str(pinned)
+
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
         reads = self._reads

@@ -1,0 +1,78 @@
+"""Closure edges kept between questions: the recorded edges a walk fetched (each node's edges
+along a predicate, with the record of each edge) and what a walk fetched ahead about the nodes,
+kept for one readable store while its version stays.
+
+A question's walks read the same kinds again and again (a thing's kind, the kinds above it),
+and what the store records about them changes only with a write, which moves the version. So a
+walk takes a node's edges from here when the store's version is the one they were read at, and
+asks only for the rest. Only recorded facts are kept, never a conclusion: rules still derive at
+question time. Kept per readable store (the base store or one reader's view), so a reader never
+walks an edge read from a store holding what they may not see; as-of reads are not kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+import pyoxigraph as ox
+
+from workbench.rules.proof import Triple
+from workbench.store import Store
+from workbench.store.caches import PerStore
+from workbench.values.rules import Node
+
+Edges = dict[Node, list[tuple[Node, ox.NamedNode]]]
+About = tuple[frozenset[str], list[tuple[Triple, ox.NamedNode]]]
+
+
+class Walked(PerStore):
+    """See the module. Found with :meth:`of`; thread-safe (a server answers in several threads):
+    what it hands out is copied, what it keeps is never changed in place."""
+
+    LIMIT = 50_000  # nodes kept at most; past it the cache starts again
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self._version: str | None = None
+        self._edges: dict[tuple[str, bool], dict[Node, tuple[tuple[Node, ox.NamedNode], ...]]] = {}
+        self._about: dict[Node, tuple[frozenset[str], tuple[tuple[Triple, ox.NamedNode], ...]]] = {}
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, version: str, key: tuple[str, bool], nodes: Iterable[Node],
+            ahead: frozenset[str]) -> tuple[Edges, dict[Node, About]]:
+        """The edges of those ``nodes`` read at ``version`` (and, when a walk fetches ``ahead``,
+        only nodes whose facts with those predicates were fetched too), with those facts."""
+        edges: Edges = {}
+        about: dict[Node, About] = {}
+        with self._lock:
+            if version != self._version:
+                return edges, about
+            table = self._edges.get(key, {})
+            for node in nodes:
+                found = table.get(node)
+                if found is None:
+                    continue
+                if ahead:
+                    facts = self._about.get(node)
+                    if facts is None or not ahead <= facts[0]:
+                        continue
+                    about[node] = (facts[0], list(facts[1]))
+                edges[node] = list(found)
+        return edges, about
+
+    def put(self, version: str, key: tuple[str, bool], edges: Edges, about: dict[Node, About]) -> None:
+        """Keep what a whole walk read at ``version``: each node in ``edges`` fully expanded."""
+        with self._lock:
+            if version != self._version:
+                self._version, self._edges, self._about, self._size = version, {}, {}, 0
+            if self._size + len(edges) > self.LIMIT:
+                self._edges, self._about, self._size = {}, {}, 0
+            table = self._edges.setdefault(key, {})
+            for node, found in edges.items():
+                if node not in table:
+                    self._size += 1
+                table[node] = tuple(found)
+            for node, (preds, facts) in about.items():
+                self._about[node] = (preds, tuple(facts))
