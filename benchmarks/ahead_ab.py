@@ -15,7 +15,9 @@ proofs, sources) was the same both ways. Exits 1 if one was not.
 its terms after a write is (off: the kept descriptions dropped before each ask); ``--toggle
 first``, the question's first lookups sent with the version check before its names are bound
 (``rules/primed``, on a remote store) or after; ``--toggle post``, queries POSTed directly to a
-standard server or URL-encoded (``Dialect.direct_post``).
+standard server or URL-encoded (``Dialect.direct_post``); ``--toggle walked``, the kinds' edges
+kept while the store's version stays (``rules/walked``, on) or walked afresh, as the first
+question about those kinds after a write does (off: the kept walks dropped before each ask).
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ def _asked(wb: Any, q: Any, way: bool, toggle: str = "ahead") -> tuple[float, in
 
     if toggle == "kept" and not way:
         Described._kept.clear()
+    if toggle == "walked" and not way:
+        from workbench.rules.walked import Walked
+
+        Walked._kept.clear()
     from workbench.service import questions
 
     real_first = questions._first_reads
@@ -114,7 +120,7 @@ def run(here: Path, worlds: int, *, per_tier: int, repeat: int, seed: int,
 
 def render(rows: Sequence[dict[str, Any]], toggle: str = "ahead") -> str:
     on = {"ahead": "fetching ahead", "kept": "descriptions kept", "first": "first reads sent ahead",
-          "post": "queries POSTed directly"}[toggle]
+          "post": "queries POSTed directly", "walked": "kinds' edges kept"}[toggle]
     lines = [f"| backend | tier | p50 without (ms) | p50 {on} (ms) | with ÷ without | "
              "store calls (round trips remote), without -> with | same answers |",
              "|---|---|---:|---:|---:|---|---|"]
@@ -129,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ahead_ab", description=__doc__.split("\n\n")[0])
     parser.add_argument("here", type=Path, help="WORKDIR/SIZE of a `bench ask --backends remote --workdir` run")
     question_options(parser, repeat=3, repeat_help="timed asks per question and way")
-    parser.add_argument("--toggle", choices=("ahead", "kept", "first", "post"), default="ahead",
+    parser.add_argument("--toggle", choices=("ahead", "kept", "first", "post", "walked"), default="ahead",
                         help="what differs: the walk fetching ahead (default), descriptions kept, "
                              "the first lookups sent with the version check, or queries POSTed directly")
     args = parser.parse_args(argv)

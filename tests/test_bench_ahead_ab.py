@@ -39,3 +39,16 @@ def test_kept_or_described_afresh_answer_the_same(tmp_path: Path, capsys: pytest
     assert all(r["same"] for r in rows) and len(rows) == len(TIERS)
     assert main([str(tmp_path), "--worlds", "2", "--questions", "2", "--repeat", "1", "--toggle", "kept"]) == 0
     assert "descriptions kept" in capsys.readouterr().out
+
+
+def test_kinds_kept_or_walked_afresh_answer_the_same(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--toggle walked``: the kinds' edges kept for the store's version, or dropped before each
+    ask; the same answers both ways, never more store calls with them kept."""
+    synth.write(tmp_path / "w.nq", n_worlds=2, seed=0)
+    measure("workbench", tmp_path / "w.nq", tmp_path / "workbench", 0)
+    rows = run(tmp_path, 2, per_tier=3, repeat=1, seed=0, toggle="walked")
+    assert all(r["same"] and r["calls_on"] <= r["calls_off"] for r in rows) and len(rows) == len(TIERS)
+    assert next(r for r in rows if r["tier"] == "derived")["calls_on"] < \
+        next(r for r in rows if r["tier"] == "derived")["calls_off"]
+    assert main([str(tmp_path), "--worlds", "2", "--questions", "2", "--repeat", "1", "--toggle", "walked"]) == 0
+    assert "kinds' edges kept" in capsys.readouterr().out
