@@ -31,7 +31,7 @@ EMBEDDED_ONLY = {
     "rules": "the loaded rule objects; over HTTP, rule_list describes each rule and whether it answers",
     "rule_files": "the rules directory is on the store's machine; over HTTP, rule_list lists its rules",
     "rules_dir": "a directory on the store's machine",
-    "ready": "whether a reader's view is built, for the server's event loop (its quick lane); a client just asks",
+    "readable_now": "the store a reader's query reads if their view is built, for the server's event loop (its quick lane); a client just asks",
 }
 # Parameters the service takes that a client does not send, and why.
 SERVICE_ONLY_PARAMETERS = {
