@@ -240,3 +240,14 @@ def queries_sent(store: Store) -> Iterator[list[str]]:
 def shown(queries: list[str]) -> str:
     """Queries, one line each, for an assertion's message."""
     return "\n".join(" ".join(q.split())[-300:] for q in queries)
+
+
+@pytest.fixture(scope="module")
+def walks_read_afresh() -> Iterator[None]:
+    """For tests that count what a closure's walk reads: walks kept from earlier questions at
+    the same version (rules/walked) are not taken, so every walk reads as the first one does."""
+    from workbench.rules.walked import Walked
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Walked, "get", lambda self, *args, **kwargs: ({}, {}))
+        yield

@@ -17,6 +17,8 @@ from workbench.store import MemoryStore
 from workbench.values.rules import RuleSet
 from workbench.vocab import RDFS, WB
 
+pytestmark = pytest.mark.usefixtures("walks_read_afresh")  # these count what a walk reads
+
 NODES = [ox.NamedNode(f"urn:n{i}") for i in range(9)]
 RECORDS = [ox.NamedNode(f"urn:wb:record:r{i}") for i in range(3)]
 

@@ -23,6 +23,8 @@ from workbench.rules.reads import CLOSURE_LEVELS
 from workbench.service import Workbench
 from workbench.vocab import WB
 
+pytestmark = pytest.mark.usefixtures("walks_read_afresh")  # these count what a walk reads
+
 Goal = tuple[ox.NamedNode, ox.NamedNode, ox.NamedNode | None]
 
 
