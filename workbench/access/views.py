@@ -60,6 +60,7 @@ from workbench.access.redaction import Hidden, Queued, hidden, queued, redact
 from workbench.access.users import Role
 from workbench.errors import Forbidden
 from workbench.store.base import Batch, Capabilities, Check, Progress, Store
+from workbench.store.caches import PerStore
 from workbench.store.pyox import PyoxStore
 
 CACHED_VIEWS = 8  # views (distinct sets of what is hidden) open at once
@@ -100,18 +101,22 @@ def viewer(store: Store, name: str | None) -> Viewer:
         return EVERYONE
     everyone = users.by_name(store)
     # Every read asks; the same reader is kept while the users are (until the store changes).
-    kept = _VIEWERS.get(store)
-    if kept is None or kept[0] is not everyone:
-        kept = _VIEWERS[store] = (everyone, {})
-    found = kept[1].get(name)
+    kept = _Readers.of(store)
+    if kept.users is not everyone:
+        kept.users, kept.readers = everyone, {}
+    found = kept.readers.get(name)
     if found is None:
-        found = kept[1][name] = _viewer(everyone, name)
+        found = kept.readers[name] = _viewer(everyone, name)
     return found
 
 
-_VIEWERS: weakref.WeakKeyDictionary[Store, tuple[Mapping[str, users.User], dict[str, Viewer]]] = (
-    weakref.WeakKeyDictionary()
-)
+class _Readers(PerStore):
+    """The readers of one store, as :func:`viewer` found them from these ``users``."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.users: Mapping[str, users.User] | None = None
+        self.readers: dict[str, Viewer] = {}
 
 
 def _viewer(everyone: Mapping[str, users.User], name: str) -> Viewer:

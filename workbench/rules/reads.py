@@ -275,6 +275,7 @@ class Reads:
         version = self.store.known_version() if self.as_of is None else None
         kept = Walked.of(self.store) if version is not None else None
         wide = frozenset({predicate.value, *ahead}) if forward and ahead else frozenset()
+        fetched = False  # anything asked of the store: only then is there something new to keep
         while True:
             # Level by level from these starts, through edges known already (an earlier walk's)
             # as through new ones: the nearest nodes whose edges are still to fetch go next, and
@@ -295,7 +296,8 @@ class Reads:
                 break
             levels = min(self.closure_levels, MAX_CLOSURE - depth)
             self.expand(predicate, forward, {n for n, d in todo.items() if d == depth}, edges, levels, ahead)
-        if kept is not None and version is not None and not self.incomplete:
+            fetched = True
+        if fetched and kept is not None and version is not None and not self.incomplete:
             kept.put(version, key, edges, {n: self.about[n] for n in edges if n in self.about})
         return {
             s: {

@@ -80,7 +80,7 @@ def parse_pairs(text: bytes | str, where: str) -> list[tuple[str, str]]:
 
 def query_only(query_string: bytes) -> str | None:
     """The query of a query string that holds ``query=...`` and nothing else, decoded as
-    :func:`read_request` decodes it; None for any other (which :func:`read_request` reads).
+    :func:`parse_pairs` decodes it; None for any other (which :func:`read_request` reads in full).
 
     >>> query_only(b"query=ASK%20%7B%7D")
     'ASK {}'
@@ -128,6 +128,8 @@ def read_request(
     a POST that is neither form-encoded, ``application/sparql-query`` nor
     ``application/sparql-update``.
     """
+    if method == "GET" and (query := query_only(query_string)) is not None:
+        return QueryRequest(query, None, None, False)  # the usual GET, read without the general path
     url = Params()
     url.add(parse_pairs(query_string, "query string"))
     params = Params()

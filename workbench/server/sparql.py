@@ -37,7 +37,7 @@ from workbench.formats import parse_answer
 from workbench.server import negotiation, updates
 from workbench.server.access import authenticate
 from workbench.server.description import service_description
-from workbench.server.protocol import ProtocolError, QueryRequest, UpdateRequest, query_only, read_request
+from workbench.server.protocol import ProtocolError, QueryRequest, UpdateRequest, read_request
 from workbench.server.runner import QueryRunner
 from workbench.service import Workbench
 from workbench.sparqlcheck import UPDATE_FORMS, answer, query_form
@@ -108,12 +108,9 @@ class Endpoint:
                 accept = value.decode("latin-1")
             elif key == b"host" and host is None:
                 host = value
-        query_string = scope.get("query_string", b"")
-        query = query_only(query_string)
         try:
             user = authenticate(self.wb, authorization)
-            asked = QueryRequest(query, None, None, False) if query is not None else read_request(
-                "GET", query_string, None, b"")
+            asked = read_request("GET", scope.get("query_string", b""), None, b"")
         except ProtocolError:
             return None
         fmt = negotiation.choose(accept, negotiation.RESULTS)
