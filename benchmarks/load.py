@@ -165,7 +165,7 @@ def count_assertions(store_dir: Path) -> int:
     query = PREFIXES + (
         f"SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
         f"wb:recordType {RecordType.COMMON_SENSE.iri} ; prov:wasGeneratedBy ?act ; prov:wasDerivedFrom ?src ; "
-        "prov:wasAttributedTo ?who . ?act a wb:Import . ?src a wb:Source } }")
+        "prov:wasAttributedTo ?who . ?act a wb:Import } GRAPH ?src { ?src a wb:Source } }")
     with Workbench.open(store_dir, user="bench") as wb:
         n = wb.store.select(query)[0]["n"]
     return int(n.value) if n is not None else 0

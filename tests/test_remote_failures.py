@@ -163,6 +163,15 @@ OPENED = answer(200, b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"x": 
                 b'"datatype": "http://www.w3.org/2001/XMLSchema#integer", "value": "1"}}]}}')
 
 
+# A Workbench opening a store then asks whether it keeps sources in the layout of before (records.layout).
+LAID_OUT = answer(200, b'{"head": {}, "boolean": false}')
+
+
+def open_then(h: http.server.BaseHTTPRequestHandler, stop: threading.Event, n: int, after: Reply) -> None:
+    """Answer a Workbench's opening (the probe, the layout's ASK), then ``after`` from request ``n`` on."""
+    (OPENED if n == 1 else LAID_OUT if n == 2 else after)(h, stop)
+
+
 def opening(body: bytes) -> bool:
     """Whether a request is the store's opening query (queries come form-encoded)."""
     return b"urn%3Awb%3Aprobe" in body
@@ -203,10 +212,7 @@ def test_silent_server_is_unavailable_within_the_timeout(silent_url: str) -> Non
 
 def test_server_silent_after_open_is_unavailable_within_the_timeout(fake: Callable[[Reply], FakeSparql]) -> None:
     def ask_then_silence(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
-        if len(server.requests) == 1:
-            OPENED(h, stop)
-        else:
-            stop.wait(30)
+        open_then(h, stop, len(server.requests), lambda h, stop: stop.wait(30))
 
     server = fake(ask_then_silence)
     wb = Workbench.open(server.url, timeout=1)
@@ -270,7 +276,7 @@ def test_garbage_answer_is_unavailable_mentioning_garbage(fake: Callable[[Reply]
 
 def test_garbage_after_open_is_unavailable(fake: Callable[[Reply], FakeSparql]) -> None:
     def ask_then_garbage(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
-        (OPENED if len(server.requests) == 1 else answer(200, b"<html>maintenance</html>"))(h, stop)
+        open_then(h, stop, len(server.requests), answer(200, b"<html>maintenance</html>"))
 
     server = fake(ask_then_garbage)
     wb = Workbench.open(server.url, timeout=1)

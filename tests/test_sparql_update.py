@@ -111,9 +111,11 @@ def test_curator_insert_data_lands_as_a_record_with_provenance(served: Served) -
             <urn:wb:record:car-1> a wb:Assertion ; wb:status wb:Active ; wb:recordType wb:Observation ;
                 prov:wasAttributedTo <urn:wb:agent:cora> ; prov:wasGeneratedBy <{act}> ;
                 prov:wasDerivedFrom {source} .
-            {source} a wb:Source ; dcterms:identifier "{done['source']}" ; prov:wasAttributedTo <urn:wb:agent:cora> .
             <{act}> a wb:Import ; prov:wasAssociatedWith <urn:wb:agent:cora> ; prov:used ?file .
             FILTER(?file = "SPARQL Update {done['source']}")  # what it came from, not a temporary file
+        }}
+        GRAPH {source} {{  # the source, in its own graph
+            {source} a wb:Source ; dcterms:identifier "{done['source']}" ; prov:wasAttributedTo <urn:wb:agent:cora> .
             FILTER NOT EXISTS {{ {source} wb:visibleTo ?anyone }}
         }} }}""")
     # The JSON API tells the same record, attributed to the curator.

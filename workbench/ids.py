@@ -53,7 +53,23 @@ def record_iri(record_id: str) -> NamedNode:
 
 
 def source_iri(source_id: str) -> NamedNode:
+    """The IRI of a source, and of the named graph that describes it (with who may see it)."""
     return NamedNode(SOURCE_PREFIX + _encode(source_id))
+
+
+def source_graph(graph: object) -> bool:
+    """Whether ``graph`` is a source's graph."""
+    return isinstance(graph, NamedNode) and graph.value.startswith(SOURCE_PREFIX)
+
+
+def bookkeeping_graph(graph: object) -> bool:
+    """Whether ``graph`` holds Workbench's own description of things (a system graph, or a
+    source's graph) rather than a record's content.
+
+    >>> bookkeeping_graph(source_iri("s1")), bookkeeping_graph(record_iri("r1"))
+    (True, False)
+    """
+    return graph in SYSTEM_GRAPHS or source_graph(graph)
 
 
 def agent_iri(name: str) -> NamedNode:

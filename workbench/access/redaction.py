@@ -78,8 +78,8 @@ def hidden_sources(store: Store, agents: frozenset[str]) -> list[ox.NamedNode]:
     """The sources that a reader with ``agents`` (their name and groups) may not see."""
     names = " ".join(str(agent_iri(a)) for a in sorted(agents))
     rows = store.select(
-        PREFIXES + f"""SELECT DISTINCT ?s WHERE {{ GRAPH {META_GRAPH} {{ ?s wb:visibleTo ?any }}
-        FILTER NOT EXISTS {{ GRAPH {META_GRAPH} {{ ?s wb:visibleTo ?a }} VALUES ?a {{ {names} }} }} }}"""
+        PREFIXES + f"""SELECT DISTINCT ?s WHERE {{ GRAPH ?s {{ ?s a wb:Source ; wb:visibleTo ?any }}
+        FILTER NOT EXISTS {{ GRAPH ?s {{ ?s wb:visibleTo ?a }} VALUES ?a {{ {names} }} }} }}"""
     )
     return [r["s"] for r in rows if isinstance(r["s"], ox.NamedNode)]
 
@@ -175,7 +175,7 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
             {{ GRAPH ?r {{ {{ ?e ?p ?o }} UNION {{ ?o ?p ?e }} }} }} UNION {{ GRAPH {meta} {{ ?r ?p ?e }} }}
             FILTER(isIRI(?e) && STRSTARTS(STR(?e), "{ENTITY_PREFIX}")) }}"""
         ) if records else []
-        steps = [f"DROP SILENT GRAPH {r}" for r in records]
+        steps = [f"DROP SILENT GRAPH {g}" for g in [*records, *sources]]
         steps += [
             # What rests on a hidden record first, while the links that tell are still there:
             # summaries of it; acts that used it (supersessions, retractions, with their reasons);

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import pyoxigraph as ox
 
 from workbench.errors import Conflict, Forbidden
-from workbench.ids import META_GRAPH, RECORD_PREFIX, SYSTEM_GRAPHS
+from workbench.ids import RECORD_PREFIX, SYSTEM_GRAPHS, source_iri
 from workbench.resources import ontology_triples
 from workbench.store.base import Store
 from workbench.vocab import PREFIXES, RDF, WB, WB_NS
@@ -170,7 +170,7 @@ class Writer:
         """Every graph and source id the writer may not see (grows with the store)."""
         if not self.restricted:
             return HiddenSnapshot(frozenset(), frozenset())
-        query = PREFIXES + f"SELECT ?id WHERE {{ GRAPH {META_GRAPH} {{ ?s a wb:Source ; dcterms:identifier ?id }} }}"
+        query = PREFIXES + "SELECT ?id WHERE { GRAPH ?s { ?s a wb:Source ; dcterms:identifier ?id } }"
 
         def ids(store: Store) -> frozenset[str]:
             return frozenset(r["id"].value for r in store.select(query) if r["id"] is not None)
@@ -181,8 +181,8 @@ class Writer:
         """Whether the store holds a source with this id that the writer may not see."""
         if not self.restricted:
             return False
-        source = f"?s a wb:Source ; dcterms:identifier {ox.Literal(source_id)}"
-        query = PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {source} }} }}"
+        source = source_iri(source_id)
+        query = PREFIXES + f"ASK {{ GRAPH {source} {{ {source} a wb:Source }} }}"
         return bool(self.store.ask(query)) and not self.seen.ask(query)
 
 

@@ -101,7 +101,8 @@ def _support_and_why(store: Store, rec: Record) -> tuple[list[str], dict[str, st
     curator's command, the reason they gave (the act used both records): one query."""
     rows = store.select(
         PREFIXES + f"""SELECT ?id ?loc ?old ?why WHERE {{ GRAPH {META_GRAPH} {{
-            {{ <{rec.iri}> wb:supportedBy ?s . ?s dcterms:identifier ?id OPTIONAL {{ ?s wb:locator ?loc }} }}
+            {{ <{rec.iri}> wb:supportedBy ?s
+                GRAPH ?s {{ ?s dcterms:identifier ?id OPTIONAL {{ ?s wb:locator ?loc }} }} }}
             UNION {{ <{rec.iri}> wb:supersedes ?old . ?a a wb:Supersession ; prov:used <{rec.iri}> , ?old ;
                 wb:reason ?why }} }} }}"""
     )

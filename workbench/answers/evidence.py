@@ -91,7 +91,7 @@ def _meta_pattern(records: list[str]) -> str:
     values = " ".join(f"<{r}>" for r in records)
     return f"""VALUES ?r {{ {values} }} GRAPH {META_GRAPH} {{
         {{ ?r ?p ?o FILTER(?p IN {_RECORD}) }}
-        UNION {{ ?r prov:wasDerivedFrom ?src . ?src ?sp ?so FILTER(?sp IN {_SOURCE}) }} }}"""
+        UNION {{ ?r prov:wasDerivedFrom ?src GRAPH ?src {{ ?src ?sp ?so FILTER(?sp IN {_SOURCE}) }} }} }}"""
 
 
 class Described(PerStore):

@@ -13,7 +13,7 @@ from typing import Protocol
 import pyoxigraph as ox
 
 from workbench.errors import Invalid
-from workbench.ids import ENTITIES_GRAPH, META_GRAPH, agent_iri, source_iri
+from workbench.ids import ENTITIES_GRAPH, META_GRAPH, agent_iri, source_graph, source_iri
 from workbench.imports import literals, shapes
 from workbench.records.acts import agent_quads
 from workbench.store import Batch, Store
@@ -74,13 +74,15 @@ class SourceSpec:
 
 
 def source_quads(src: SourceSpec) -> list[ox.Quad]:
+    """A source's description, in the source's own graph with the agents it names: what a
+    reader may not see of it is that one graph (its audience, ``wb:visibleTo``, is in it)."""
     node = source_iri(src.id)
-    g = META_GRAPH
+    g = node
     quads = [
         ox.Quad(node, RDF.type, WB.Source, g),
         ox.Quad(node, DCTERMS.identifier, ox.Literal(src.id), g),
         ox.Quad(node, PROV.wasAttributedTo, agent_iri(src.said_by), g),
-        *agent_quads(src.said_by),
+        *agent_quads(src.said_by, g),
     ]
     if src.captured_at:
         quads.append(ox.Quad(node, PROV.generatedAtTime, dt_literal(src.captured_at), g))
@@ -90,7 +92,7 @@ def source_quads(src: SourceSpec) -> list[ox.Quad]:
         quads.append(ox.Quad(node, WB.locator, ox.Literal(src.locator), g))
     for name in src.visible_to:
         quads.append(ox.Quad(node, WB.visibleTo, agent_iri(name), g))
-        quads += agent_quads(name)
+        quads += agent_quads(name, g)
     return quads
 
 
@@ -161,7 +163,7 @@ def assertion_quads(a: AssertionSpec) -> list[ox.Quad]:
 
 def check_shapes(quads: Iterable[ox.Quad], origins: Mapping[str, str]) -> None:
     """Validate an import's metadata and entities against shapes/; raise naming the first problem."""
-    described = [q for q in quads if q.graph_name in (META_GRAPH, ENTITIES_GRAPH)]
+    described = [q for q in quads if q.graph_name in (META_GRAPH, ENTITIES_GRAPH) or source_graph(q.graph_name)]
     violations = shapes.validate(described)
     if violations:
         first = violations[0]

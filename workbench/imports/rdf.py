@@ -28,7 +28,15 @@ from workbench import limits
 from workbench.access.writes import HiddenSnapshot, Writer, check_graph, check_quad, own_graph, taken, touches_own
 from workbench.errors import Invalid, ParseError
 from workbench.formats import rdf_format
-from workbench.ids import ENTITIES_GRAPH, META_GRAPH, SYSTEM_GRAPHS, id_from_iri, record_iri, source_iri
+from workbench.ids import (
+    ENTITIES_GRAPH,
+    META_GRAPH,
+    SYSTEM_GRAPHS,
+    bookkeeping_graph,
+    id_from_iri,
+    record_iri,
+    source_iri,
+)
 from workbench.imports import literals
 from workbench.imports.common import (
     AssertionSpec,
@@ -282,8 +290,8 @@ def _plan_export(
     """A Workbench export: its metadata graphs as they are; its content graphs new or identical."""
     if found.default_triples:
         raise Invalid("a Workbench export holds no default-graph triples; this file has some", where=str(path))
-    system = [q for q in ox.parse(path=str(path), format=fmt) if q.graph_name in SYSTEM_GRAPHS]
-    content = {g for g in found.graphs if g not in SYSTEM_GRAPHS}
+    system = [q for q in ox.parse(path=str(path), format=fmt) if bookkeeping_graph(q.graph_name)]
+    content = {g for g in found.graphs if not bookkeeping_graph(g)}
     graphs_before = held(content)
     plan.loose += system
     plan.new_graphs.update(content - graphs_before)
@@ -291,7 +299,7 @@ def _plan_export(
     plan.records_added += len(content - graphs_before)
     plan.records_unchanged += len(content & graphs_before)
     for q in system:
-        if q.predicate == RDF.type and q.graph_name == META_GRAPH:
+        if q.predicate == RDF.type and q.graph_name in (META_GRAPH, q.subject):
             plan.origins.setdefault(q.subject.value, str(path))
 
 

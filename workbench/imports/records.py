@@ -313,7 +313,7 @@ class RecordsPlanner:
         quads = source_quads(src)
         node = source_iri(src.id)
         plan.origins.setdefault(node.value, where)
-        rows = self.store.select(PREFIXES + f"SELECT ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ {node} ?p ?o }} }}")
+        rows = self.store.select(PREFIXES + f"SELECT ?p ?o WHERE {{ GRAPH {node} {{ {node} ?p ?o }} }}")
         if rows and self.writer.restricted and not self._source_exists(src.id):
             raise taken("source", src.id, where)
         if rows:
@@ -325,7 +325,8 @@ class RecordsPlanner:
 
     def _source_exists(self, source_id: str) -> bool:
         """Whether the writer may see a recorded source ``source_id``."""
-        return self.seen.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {source_iri(source_id)} a wb:Source }} }}")
+        node = source_iri(source_id)
+        return self.seen.ask(PREFIXES + f"ASK {{ GRAPH {node} {{ {node} a wb:Source }} }}")
 
     def _supersedes(self, rec: jsonl.RecordIn, plan: Plan, in_batch: set[str]) -> ox.NamedNode:
         old_id = rec.supersedes or ""

@@ -55,7 +55,7 @@ def applies_from(r: str, out: str) -> str:
     source's captured_at); lacking that, when it was recorded."""
     v = "?_" + r.lstrip("?$") + "_a"
     return f"""{r} prov:generatedAtTime {v}c . OPTIONAL {{ {r} wb:effectiveFrom {v}f }}
-        OPTIONAL {{ {r} prov:wasDerivedFrom {v}s . {v}s prov:generatedAtTime {v}sc }}
+        OPTIONAL {{ {r} prov:wasDerivedFrom {v}s GRAPH {v}s {{ {v}s prov:generatedAtTime {v}sc }} }}
         BIND(COALESCE({v}f, {v}sc, {v}c) AS {out})"""
 
 
@@ -125,7 +125,7 @@ def load(store: Store, iris: Iterable[ox.NamedNode]) -> list[Record]:
         PREFIXES
         + f"""SELECT ?r ?p ?o ?sp ?so WHERE {{ VALUES ?r {{ {values} }} GRAPH {META_GRAPH} {{
             {{ ?r ?p ?o }} UNION {{ ?n wb:supersedes ?r BIND({_SUPERSEDED_BY} AS ?p) BIND(?n AS ?o) }}
-            UNION {{ ?r prov:wasDerivedFrom ?src . ?src ?sp ?so }} }} }}"""
+            UNION {{ ?r prov:wasDerivedFrom ?src GRAPH ?src {{ ?src ?sp ?so }} }} }} }}"""
     )
     meta: dict[str, dict[str, list[ox.NamedNode | ox.Literal]]] = {}
     for row in rows:
@@ -280,7 +280,7 @@ def stats(store: Store) -> dict[str, Any]:
     # restricted reader (on a view) from one who reads the store.
     counts = store.select(
         PREFIXES + "SELECT "
-        f"(SUM(IF(?g = {META_GRAPH} && ?p = rdf:type && ?o = wb:Source, 1, 0)) AS ?sources) "
+        "(SUM(IF(?g = ?s && ?p = rdf:type && ?o = wb:Source, 1, 0)) AS ?sources) "
         f"(SUM(IF(?g = {ENTITIES_GRAPH} && ?p = rdf:type && ?o = wb:Entity, 1, 0)) AS ?entities) "
         "(COUNT(*) AS ?quads) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(?p != wb:tokenHash) }"
     )[0]

@@ -22,6 +22,7 @@ from workbench.ids import META_GRAPH, ONTOLOGY_GRAPH, STORE_NODE
 from workbench.imports.common import ProgressFactory
 from workbench.imports.landing import import_rdf
 from workbench.imports.rdf import RdfOptions
+from workbench.records import layout
 from workbench.store import Store
 from workbench.values.records import ImportReport
 from workbench.vocab import PREFIXES
@@ -79,6 +80,7 @@ def restore(store: Store, path: Path, *, actor: str, now: str, progress: Progres
         raise Conflict(f"an export is restored into an empty store; {store.location} already holds {len(held)} "
                        f"graphs ({held[0]}, ...): create a new store (workbench --store NEW init) and restore there")
     landed = import_rdf(store, [path], RdfOptions(actor=actor, now=now, restore=True), progress)
+    layout.migrate(store)  # an export written before sources had graphs of their own
     return ImportReport(
         files=(str(path),),
         records_added=landed.plan.records_added,

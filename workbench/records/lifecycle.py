@@ -92,7 +92,7 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, se
     record = get(store, record_id)
     audience = _audience(store, iri)
     doomed = _described(store, iri)
-    doomed += _orphan_source(store, iri)
+    sources = _orphan_sources(store, iri)
     doomed += _orphan_names(store, iri)
     doomed += _names_given(store, iri)
     doomed += _candidates(store, iri)
@@ -108,15 +108,15 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, se
         ox.Quad(iri, WB.reason, ox.Literal(reason), g),
         *agent_quads(actor, g),
     ]
-    store.apply(drop=[iri], delete=doomed, insert=stone)  # one request: all of it or none
+    store.apply(drop=[iri, *sources], delete=doomed, insert=stone)  # one request: all of it or none
     return Tombstone(iri=iri.value, kind=kind, erased_by=actor, erased_at=now, reason=reason)
 
 
 def _audience(store: Store, iri: ox.NamedNode) -> list[ox.NamedNode]:
     """Who may see the record's source (none: everyone)."""
     rows = store.select(
-        PREFIXES + f"SELECT DISTINCT ?a WHERE {{ GRAPH {META_GRAPH} {{ {iri} prov:wasDerivedFrom ?s . "
-        "?s wb:visibleTo ?a } } ORDER BY ?a"
+        PREFIXES + f"SELECT DISTINCT ?a WHERE {{ GRAPH {META_GRAPH} {{ {iri} prov:wasDerivedFrom ?s }} "
+        "GRAPH ?s { ?s wb:visibleTo ?a } } ORDER BY ?a"
     )
     return [r["a"] for r in rows if isinstance(r["a"], ox.NamedNode)]
 
@@ -154,17 +154,14 @@ def _candidates(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
     return [ox.Quad(r["c"], r["p"], r["o"], QUEUE_GRAPH) for r in rows]  # type: ignore[arg-type]
 
 
-def _orphan_source(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
-    """The quads of this record's sources that no other record uses (they hold the source text)."""
+def _orphan_sources(store: Store, iri: ox.NamedNode) -> list[ox.NamedNode]:
+    """This record's sources that no other record uses: their graphs go (they hold the source text)."""
     rows = store.select(
         PREFIXES + f"SELECT DISTINCT ?src WHERE {{ GRAPH {META_GRAPH} {{ "
         f"{{ {iri} prov:wasDerivedFrom ?src }} UNION {{ {iri} wb:supportedBy ?src }} "
         f"FILTER NOT EXISTS {{ ?other prov:wasDerivedFrom|wb:supportedBy ?src FILTER(?other != {iri}) }} }} }}"
     )
-    out: list[ox.Quad] = []
-    for row in rows:
-        out += _described(store, row["src"])  # type: ignore[arg-type]
-    return out
+    return [r["src"] for r in rows if isinstance(r["src"], ox.NamedNode)]
 
 
 def _orphan_names(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:

@@ -56,7 +56,8 @@ def service_description(endpoint: str, *, updates: bool = False) -> bytes:
             service,
             comment,
             ox.Literal(
-                f"Workbench: {said}. Records are named graphs; their metadata is in <urn:wb:graph:meta>. "
+                f"Workbench: {said}. Records are named graphs; their metadata is in <urn:wb:graph:meta>, "
+                "a source's description in its own graph, <urn:wb:source:ID>. "
                 "SERVICE is refused."
             ),
         ),

@@ -28,6 +28,7 @@ from workbench.errors import Invalid
 from workbench.guesses.things import Guesser
 from workbench.names.relations import Relations
 from workbench.names.suggestions import NameIndex
+from workbench.records import layout
 from workbench.records.cache import RecordCache
 from workbench.resources import declared_relations
 from workbench.store import Store
@@ -178,6 +179,8 @@ class Shared:
 
     def __init__(self, store: Store, *, clock: Clock, rules_dir: Path, encoder_spec: str | None) -> None:
         self.store = store  # the base store: writes land here; readers' views are made from it
+        if not isinstance(store, ViewStore):
+            layout.migrate(store)  # a store written before sources had graphs of their own
         self.clock = clock
         self.rules_dir = rules_dir
         self.indexes = Indexes(store, encoder_spec)  # the base store's

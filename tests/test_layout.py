@@ -1,0 +1,141 @@
+"""Where a source's description lives: in the source's own graph, so that what a reader may not
+see of a source is one named graph an engine can withhold (issue 20, part 1); and stores and
+exports written before that are brought to it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import FIXED_NOW, dump
+from workbench.ids import META_GRAPH, SOURCE_PREFIX, agent_iri, source_iri
+from workbench.records import layout
+from workbench.service import Workbench
+from workbench.store import EmbeddedStore, MemoryStore, Store
+from workbench.vocab import PREFIXES, WB
+
+SECRET = "the combination is 4-8-15"
+
+
+def _private(record_id: str, source_id: str, audience: list[str], text: str) -> dict[str, object]:
+    return {"id": record_id, "statement": f"Record {record_id}.", "type": "observation", "visible_to": audience,
+            "source": {"id": source_id, "said_by": "carol", "captured_at": "2026-05-01T10:00:00Z", "text": text},
+            "triples": [[f"Thing {record_id}", "is a", "petrol car"]]}
+
+
+def _import(wb: Workbench, tmp_path: Path, records: list[dict[str, object]], name: str = "more.jsonl") -> None:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    wb.import_files([path])
+
+
+def _graphs_holding(store: Store, literal: str) -> set[str]:
+    rows = store.select(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ ?s ?p {ox.Literal(literal)} }} }}")
+    return {r["g"].value for r in rows}  # type: ignore[union-attr]
+
+
+def test_a_sources_description_is_in_its_own_graph(sample: Workbench, tmp_path: Path) -> None:
+    _import(sample, tmp_path, [_private("p-1", "vault-note", ["group:family"], SECRET)])
+    store = sample.store
+    node = source_iri("vault-note")
+    # its text and its audience are in its graph and nowhere else: withholding that one graph
+    # (and the records taken from it) hides them
+    assert _graphs_holding(store, SECRET) == {node.value}
+    audience = store.select(PREFIXES + f"SELECT ?g ?a WHERE {{ GRAPH ?g {{ {node} wb:visibleTo ?a }} }}")
+    assert [(r["g"].value, r["a"].value) for r in audience] == [(node.value, agent_iri("group:family").value)]
+    # the metadata graph describes no source any more; every source of the sample has a graph
+    assert not layout.outdated(store)
+    sources = store.select(PREFIXES + "SELECT ?s ?g WHERE { GRAPH ?g { ?s a wb:Source } }")
+    assert len(sources) == 22 + 1 and all(r["s"] == r["g"] for r in sources)  # the sample's and this one
+    # and a record still reads its source whole
+    record = sample.record("p-1")
+    assert (record.source.id, record.source.text, record.source.visible_to) == ("vault-note", SECRET,
+                                                                               ("group:family",))
+
+
+def _old_layout(store: Store) -> None:
+    """Put every source's description back where stores kept it before: the metadata graph."""
+    store.update(PREFIXES + f"""INSERT {{ GRAPH {META_GRAPH} {{ ?s ?p ?o }} }}
+        WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER(STRSTARTS(STR(?g), "{SOURCE_PREFIX}")) }}""")
+    for row in store.select(f'SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{}} FILTER(STRSTARTS(STR(?g), "{SOURCE_PREFIX}")) }}'):
+        store.update(f"DROP GRAPH {row['g']}")
+
+
+def _outside_meta(store: Store) -> bytes:
+    return b"".join(line + b"\n" for line in dump(store).splitlines() if META_GRAPH.value.encode() not in line)
+
+
+def test_a_store_of_the_earlier_layout_is_brought_to_it_when_opened(tmp_path: Path) -> None:
+    with Workbench.open(tmp_path / "s", create=True, user="tester", clock=lambda: FIXED_NOW) as wb:
+        wb.init(sample=True)
+        _import(wb, tmp_path, [_private("p-1", "vault-note", ["group:family"], SECRET)])
+        before, answer = _outside_meta(wb.store), wb.ask("my car", "needs", "gasoline")
+        record = wb.record("p-1")
+        _old_layout(wb.store)
+        assert layout.outdated(wb.store) and _graphs_holding(wb.store, SECRET) == {META_GRAPH.value}
+    with Workbench.open(tmp_path / "s", user="tester", clock=lambda: FIXED_NOW) as wb:
+        assert not layout.outdated(wb.store)
+        assert _outside_meta(wb.store) == before
+        assert _graphs_holding(wb.store, SECRET) == {source_iri("vault-note").value}
+        assert wb.ask("my car", "needs", "gasoline") == answer
+        assert wb.record("p-1") == record
+        assert not layout.migrate(wb.store)  # nothing left to move
+
+
+def test_an_export_of_the_earlier_layout_is_restored_into_it(tmp_path: Path) -> None:
+    with Workbench.open(tmp_path / "s", create=True, user="tester", clock=lambda: FIXED_NOW) as wb:
+        wb.init(sample=True)
+        before = _outside_meta(wb.store)
+        _old_layout(wb.store)
+        wb.export(tmp_path / "old.nq")
+    with Workbench.open(tmp_path / "copy", create=True, user="tester", clock=lambda: FIXED_NOW) as copy:
+        copy.restore(tmp_path / "old.nq")
+        assert not layout.outdated(copy.store)
+        assert _outside_meta(copy.store) == before
+
+
+def test_a_move_cut_short_is_finished_by_the_next(tmp_path: Path) -> None:
+    store = EmbeddedStore(tmp_path / "s", create=True)
+    wb = Workbench(store, user="tester", clock=lambda: FIXED_NOW)
+    wb.init(sample=True)
+    before = _outside_meta(store)
+    _old_layout(store)
+    real = store.update
+    calls: list[str] = []
+
+    def first_step_only(update: str) -> None:
+        calls.append(update)
+        if len(calls) > 1:
+            raise OSError("the disk is full")
+        real(update)
+
+    store.update = first_step_only  # type: ignore[method-assign]
+    with pytest.raises(OSError):
+        layout.migrate(store)
+    store.update = real  # type: ignore[method-assign]
+    assert layout.outdated(store)  # copied, not yet deleted: still seen as to move
+    assert layout.migrate(store)
+    assert _outside_meta(store) == before
+    store.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(audiences=st.lists(st.sampled_from([[], ["alice"], ["group:family"], ["alice", "bob"]]),
+                          min_size=1, max_size=5))
+def test_every_source_text_is_in_its_graph_alone(tmp_path_factory: pytest.TempPathFactory,
+                                                  audiences: list[list[str]]) -> None:
+    tmp = tmp_path_factory.mktemp("layout")
+    wb = Workbench(MemoryStore(), user="tester", clock=lambda: FIXED_NOW)
+    wb.init()
+    records = [_private(f"r-{i}", f"src-{i}", audience, f"text number {i}") for i, audience in enumerate(audiences)]
+    _import(wb, tmp, records)
+    for i, audience in enumerate(audiences):
+        node = source_iri(f"src-{i}")
+        assert _graphs_holding(wb.store, f"text number {i}") == {node.value}
+        seen = wb.store.select(f"SELECT ?a WHERE {{ GRAPH ?g {{ {node} {WB.visibleTo} ?a }} }}")
+        assert sorted(r["a"].value for r in seen) == sorted(agent_iri(a).value for a in audience)  # type: ignore[union-attr]
