@@ -179,8 +179,8 @@ def measure_backend(backend: str, location: str, here: str, n_worlds: int, per_t
 
 # ---------------------------------------------------------------- part 1's options, measured
 
-VISIBLE = """FILTER NOT EXISTS {{ GRAPH <urn:wb:graph:meta> {{ ?g <http://www.w3.org/ns/prov#wasDerivedFrom> ?src }}
-    GRAPH ?src {{ ?src <https://w3id.org/workbench/ns#visibleTo> ?any }}
+VISIBLE = """FILTER NOT EXISTS {{ GRAPH ?src {{ ?g <http://www.w3.org/ns/prov#wasDerivedFrom> ?src .
+    ?src <https://w3id.org/workbench/ns#visibleTo> ?any }}
     FILTER NOT EXISTS {{ GRAPH ?src {{ ?src <https://w3id.org/workbench/ns#visibleTo> ?a }}
     VALUES ?a {{ {agents} }} }} }}"""
 
@@ -200,8 +200,8 @@ def restrictions(url: str, subjects: Sequence[str], group: str, *, repeat: int =
     store = RemoteStore(url, timeout=600)
     agents = f"<{agent_iri(group).value}> <{agent_iri('reader').value}>"
     hidden = {r["r"].value for r in store.select(  # type: ignore[union-attr]
-        "SELECT ?r WHERE { GRAPH <urn:wb:graph:meta> { ?r <http://www.w3.org/ns/prov#wasDerivedFrom> ?src } "
-        "GRAPH ?src { ?src <https://w3id.org/workbench/ns#visibleTo> ?x } "
+        "SELECT ?r WHERE { GRAPH ?src { ?r <http://www.w3.org/ns/prov#wasDerivedFrom> ?src . "
+        "?src <https://w3id.org/workbench/ns#visibleTo> ?x } "
         + VISIBLE.replace("FILTER NOT EXISTS", "FILTER EXISTS", 1).replace("?g", "?r").format(agents=agents) + " }")}
     graphs = [g.value for g in store.graph_names() if g.value not in hidden]
     dataset = [("named-graph-uri", g) for g in graphs]

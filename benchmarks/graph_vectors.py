@@ -21,7 +21,6 @@ import numpy as np
 import pyoxigraph as ox
 
 from workbench.guesses.model import closure, read_triples
-from workbench.ids import META_GRAPH
 from workbench.store import Store
 from workbench.values.guesses import Guess
 from workbench.vectors.encoders import normalise
@@ -62,8 +61,8 @@ class FeatureEncoder:
 
 def _supers(store: Store) -> dict[str, set[str]]:
     rows = store.select(
-        PREFIXES + f"""SELECT DISTINCT ?k ?s WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }}
-        GRAPH ?g {{ ?k rdfs:subClassOf ?s }} }}"""
+        PREFIXES + """SELECT DISTINCT ?k ?s WHERE { GRAPH ?m { ?g wb:status wb:Active }
+        GRAPH ?g { ?k rdfs:subClassOf ?s } }"""
     )
     up: dict[str, set[str]] = defaultdict(set)
     for r in rows:
@@ -131,7 +130,7 @@ class GraphVectors(Rebuilt):
         values = " ".join(f"<{n}>" for n in sims)
         rows = self.store.select(
             PREFIXES + f"""SELECT DISTINCT ?n ?o WHERE {{ VALUES ?n {{ {values} }}
-            GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }} GRAPH ?g {{ ?n {ox.NamedNode(predicate)} ?o }} }}"""
+            GRAPH ?m {{ ?g wb:status wb:Active }} GRAPH ?g {{ ?n {ox.NamedNode(predicate)} ?o }} }}"""
         )
         votes: dict[str, float] = defaultdict(float)
         who: dict[str, list[tuple[float, str]]] = defaultdict(list)
@@ -149,9 +148,9 @@ class GraphVectors(Rebuilt):
     def kinds(self) -> list[str]:
         """Every kind the active records know: what things are, and what kinds are kinds of."""
         rows = self.store.select(
-            PREFIXES + f"""SELECT DISTINCT ?k WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }}
-            GRAPH ?g {{ {{ ?x a ?k }} UNION {{ ?k rdfs:subClassOf ?y }} UNION {{ ?y rdfs:subClassOf ?k }} }}
-            FILTER(isIRI(?k)) }} ORDER BY ?k"""
+            PREFIXES + """SELECT DISTINCT ?k WHERE { GRAPH ?m { ?g wb:status wb:Active }
+            GRAPH ?g { { ?x a ?k } UNION { ?k rdfs:subClassOf ?y } UNION { ?y rdfs:subClassOf ?k } }
+            FILTER(isIRI(?k)) } ORDER BY ?k"""
         )
         return [r["k"].value for r in rows]  # type: ignore[union-attr]
 

@@ -157,15 +157,15 @@ def measure(contender: str, data: Path, target: Path, seed: int) -> dict[str, An
 
 def count_assertions(store_dir: Path) -> int:
     """Common-sense assertions in a Workbench store that carry their provenance."""
-    from workbench.ids import META_GRAPH
+    from workbench.ids import META_GRAPH  # the import runs; a record's metadata is in its source's graph
     from workbench.service import Workbench
     from workbench.values.records import RecordType
     from workbench.vocab import PREFIXES
 
     query = PREFIXES + (
-        f"SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
+        f"SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE {{ GRAPH ?src {{ ?r a wb:Assertion ; "
         f"wb:recordType {RecordType.COMMON_SENSE.iri} ; prov:wasGeneratedBy ?act ; prov:wasDerivedFrom ?src ; "
-        "prov:wasAttributedTo ?who . ?act a wb:Import } GRAPH ?src { ?src a wb:Source } }")
+        f"prov:wasAttributedTo ?who . ?src a wb:Source }} GRAPH {META_GRAPH} {{ ?act a wb:Import }} }}")
     with Workbench.open(store_dir, user="bench") as wb:
         n = wb.store.select(query)[0]["n"]
     return int(n.value) if n is not None else 0

@@ -263,7 +263,7 @@ def _needles(wb: Workbench, record_id: str) -> list[str]:
     literal in its graph (the record's triples)."""
     rec = wb.record(record_id)
     digest = wb.store.select(
-        f"SELECT ?d WHERE {{ GRAPH <urn:wb:graph:meta> {{ <{rec.iri}> <https://w3id.org/workbench/ns#recordDigest> ?d }} }}"
+        f"SELECT ?d WHERE {{ GRAPH ?m {{ <{rec.iri}> <https://w3id.org/workbench/ns#recordDigest> ?d }} }}"
     )[0]["d"]
     literals = wb.store.select(f"SELECT DISTINCT ?o WHERE {{ GRAPH <{rec.iri}> {{ ?s ?p ?o FILTER(isLiteral(?o)) }} }}")
     assert digest is not None

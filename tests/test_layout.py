@@ -1,6 +1,6 @@
-"""Where a source's description lives: in the source's own graph, so that what a reader may not
-see of a source is one named graph an engine can withhold (issue 20, part 1); and stores and
-exports written before that are brought to it."""
+"""Where a source's description and its records' metadata live: in the source's own graph, so
+that what a reader may not see of a source is one named graph an engine can withhold (issue 20,
+part 1); and stores and exports written before that are brought to it."""
 
 from __future__ import annotations
 
@@ -48,8 +48,13 @@ def test_a_sources_description_is_in_its_own_graph(sample: Workbench, tmp_path: 
     assert _graphs_holding(store, SECRET) == {node.value}
     audience = store.select(PREFIXES + f"SELECT ?g ?a WHERE {{ GRAPH ?g {{ {node} wb:visibleTo ?a }} }}")
     assert [(r["g"].value, r["a"].value) for r in audience] == [(node.value, agent_iri("group:family").value)]
-    # the metadata graph describes no source any more; every source of the sample has a graph
+    # so is the metadata of the record taken from it: its statement, status and provenance
+    assert _graphs_holding(store, "Record p-1.") == {node.value}
+    homes = store.select(PREFIXES + "SELECT DISTINCT ?g WHERE { GRAPH ?g { <urn:wb:record:p-1> ?p ?o } }")
+    assert [r["g"].value for r in homes] == [node.value]  # type: ignore[union-attr]
+    # the metadata graph describes no source or record any more; every source of the sample has a graph
     assert not layout.outdated(store)
+    assert not store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion }} }}")
     sources = store.select(PREFIXES + "SELECT ?s ?g WHERE { GRAPH ?g { ?s a wb:Source } }")
     assert len(sources) == 22 + 1 and all(r["s"] == r["g"] for r in sources)  # the sample's and this one
     # and a record still reads its source whole
@@ -59,7 +64,8 @@ def test_a_sources_description_is_in_its_own_graph(sample: Workbench, tmp_path: 
 
 
 def _old_layout(store: Store) -> None:
-    """Put every source's description back where stores kept it before: the metadata graph."""
+    """Put every source's description and every record's metadata back where stores kept them
+    before: the metadata graph."""
     store.update(PREFIXES + f"""INSERT {{ GRAPH {META_GRAPH} {{ ?s ?p ?o }} }}
         WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER(STRSTARTS(STR(?g), "{SOURCE_PREFIX}")) }}""")
     for row in store.select(f'SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{}} FILTER(STRSTARTS(STR(?g), "{SOURCE_PREFIX}")) }}'):

@@ -334,19 +334,19 @@ def test_a_worker_that_dies_mid_query_is_answered_500_and_replaced(embedded: Ser
 
 def test_the_worker_pool_answers_every_format_and_the_dataset(embedded: Served) -> None:
     """Views on disk are read by worker processes: the same answers as the Protocol asks."""
-    count = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:wb:graph:meta> { ?s ?p ?o } }"
+    count = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:wb:graph:ontology> { ?s ?p ?o } }"
     r = embedded.query(count, who="admin")
     n = int(r.json()["results"]["bindings"][0]["n"]["value"])
     for media in ("application/sparql-results+xml", "text/csv", "text/tab-separated-values"):
         r = httpx.get(embedded.url, params={"query": count}, headers={**embedded.auth("admin"), "Accept": media})
         assert r.status_code == 200 and r.headers["content-type"].startswith(media) and str(n) in r.text
-    construct = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <urn:wb:graph:meta> { ?s ?p ?o } } LIMIT 3"
+    construct = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <urn:wb:graph:ontology> { ?s ?p ?o } } LIMIT 3"
     for media, fmt in (("text/turtle", ox.RdfFormat.TURTLE), ("application/n-triples", ox.RdfFormat.N_TRIPLES),
                        ("application/ld+json", ox.RdfFormat.JSON_LD), ("application/rdf+xml", ox.RdfFormat.RDF_XML)):
         r = httpx.get(embedded.url, params={"query": construct}, headers={**embedded.auth("admin"), "Accept": media})
         assert r.status_code == 200 and len(list(ox.parse(r.content, fmt))) == 3
     default = httpx.get(embedded.url, params=[("query", "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"),
-                                              ("default-graph-uri", "urn:wb:graph:meta")],
+                                              ("default-graph-uri", "urn:wb:graph:ontology")],
                         headers=embedded.auth("admin"))
     assert int(default.json()["results"]["bindings"][0]["n"]["value"]) == n
     broken = embedded.query("SELECT * WHERE {\n ?s ?p }", who="admin")

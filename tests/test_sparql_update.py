@@ -108,13 +108,13 @@ def test_curator_insert_data_lands_as_a_record_with_provenance(served: Served) -
     assert served.ask(f"""PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX wb: <https://w3id.org/workbench/ns#>
         PREFIX dcterms: <http://purl.org/dc/terms/>
         ASK {{ GRAPH <urn:wb:graph:meta> {{
-            <urn:wb:record:car-1> a wb:Assertion ; wb:status wb:Active ; wb:recordType wb:Observation ;
-                prov:wasAttributedTo <urn:wb:agent:cora> ; prov:wasGeneratedBy <{act}> ;
-                prov:wasDerivedFrom {source} .
             <{act}> a wb:Import ; prov:wasAssociatedWith <urn:wb:agent:cora> ; prov:used ?file .
             FILTER(?file = "SPARQL Update {done['source']}")  # what it came from, not a temporary file
         }}
-        GRAPH {source} {{  # the source, in its own graph
+        GRAPH {source} {{  # the source, in its own graph, with the record's metadata
+            <urn:wb:record:car-1> a wb:Assertion ; wb:status wb:Active ; wb:recordType wb:Observation ;
+                prov:wasAttributedTo <urn:wb:agent:cora> ; prov:wasGeneratedBy <{act}> ;
+                prov:wasDerivedFrom {source} .
             {source} a wb:Source ; dcterms:identifier "{done['source']}" ; prov:wasAttributedTo <urn:wb:agent:cora> .
             FILTER NOT EXISTS {{ {source} wb:visibleTo ?anyone }}
         }} }}""")

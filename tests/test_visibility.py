@@ -280,8 +280,8 @@ SPARQL_PROBES = [
     ("dataset parameters", "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }",
      {"named-graph-uri": ["urn:wb:record:p-van-1", "urn:wb:graph:meta", "urn:wb:graph:entities"]}),
     ("text search", "SELECT ?s ?o WHERE { GRAPH ?g { ?s ?p ?o FILTER(CONTAINS(LCASE(STR(?o)), 'zanzibar')) } }", {}),
-    ("describe", "DESCRIBE <urn:wb:record:p-van-1> <urn:wb:source:fam-chat-1>",
-     {"default-graph-uri": ["urn:wb:graph:meta"]}),
+    ("describe", "DESCRIBE <urn:wb:record:p-van-1> <urn:wb:source:fam-chat-1>",  # described in the source's graph
+     {"default-graph-uri": ["urn:wb:source:fam-chat-1", "urn:wb:graph:meta"]}),
     ("reasoning: derived needs", "SELECT * WHERE { GRAPH ?g { ?s <https://w3id.org/workbench/ns#needs> ?o } }",
      {"reasoning": ["true"]}),
     ("reasoning: everything", "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }", {"reasoning": ["true"]}),

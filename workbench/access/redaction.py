@@ -29,6 +29,7 @@ from workbench.ids import (
     ENTITY_PREFIX,
     META_GRAPH,
     QUEUE_GRAPH,
+    SOURCE_PREFIX,
     STORE_NODE,
     SUMMARIES_GRAPH,
     USERS_GRAPH,
@@ -126,7 +127,7 @@ def records_of(store: Store, sources: Sequence[ox.NamedNode]) -> list[ox.NamedNo
         return []
     rows = store.select(
         PREFIXES + f"SELECT DISTINCT ?r WHERE {{ VALUES ?s {{ {_values(sources)} }} "
-        f"GRAPH {META_GRAPH} {{ ?r prov:wasDerivedFrom ?s }} }}"
+        "GRAPH ?s { ?r prov:wasDerivedFrom ?s } }"
     )
     return [r["r"] for r in rows if isinstance(r["r"], ox.NamedNode)]
 
@@ -172,11 +173,10 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
         named = _named_only_in(db, records)
         mentioned = _column(
             db, f"""SELECT DISTINCT ?e WHERE {{ VALUES ?r {{ {_values(records)} }}
-            {{ GRAPH ?r {{ {{ ?e ?p ?o }} UNION {{ ?o ?p ?e }} }} }} UNION {{ GRAPH {meta} {{ ?r ?p ?e }} }}
+            {{ GRAPH ?r {{ {{ ?e ?p ?o }} UNION {{ ?o ?p ?e }} }} }} UNION {{ GRAPH ?m {{ ?r ?p ?e }} }}
             FILTER(isIRI(?e) && STRSTARTS(STR(?e), "{ENTITY_PREFIX}")) }}"""
         ) if records else []
-        steps = [f"DROP SILENT GRAPH {g}" for g in [*records, *sources]]
-        steps += [
+        steps = [
             # What rests on a hidden record first, while the links that tell are still there:
             # summaries of it; acts that used it (supersessions, retractions, with their reasons);
             # the status it gave a visible record it superseded.
@@ -184,11 +184,14 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
                 GRAPH {SUMMARIES_GRAPH} {{ ?m wb:summarizes ?x ; ?p ?o }} }}""",
             f"""DELETE {{ GRAPH {meta} {{ ?a ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }}
                 GRAPH {meta} {{ ?a prov:used ?x ; a ?kind ; ?p ?o }} FILTER(?kind != wb:Import) }}""",
-            f"""DELETE {{ GRAPH {meta} {{ ?r wb:status wb:Superseded }} }}
-                INSERT {{ GRAPH {meta} {{ ?r wb:status wb:Active }} }}
-                WHERE {{ VALUES ?x {{ {gone} }} GRAPH {meta} {{ ?x wb:supersedes ?r . ?r wb:status wb:Superseded
-                FILTER NOT EXISTS {{ ?y wb:supersedes ?r
-                FILTER(?y NOT IN ({_listed([*records, *sources])})) }} }} }}""",
+            f"""DELETE {{ GRAPH ?rm {{ ?r wb:status wb:Superseded }} }}
+                INSERT {{ GRAPH ?rm {{ ?r wb:status wb:Active }} }}
+                WHERE {{ VALUES ?x {{ {gone} }} GRAPH ?xm {{ ?x wb:supersedes ?r }}
+                GRAPH ?rm {{ ?r wb:status wb:Superseded }}
+                FILTER NOT EXISTS {{ GRAPH ?ym {{ ?y wb:supersedes ?r }}
+                FILTER(?y NOT IN ({_listed([*records, *sources])})) }} }}""",
+            # then the hidden records and sources, with the records' metadata (in their sources' graphs)
+            *(f"DROP SILENT GRAPH {g}" for g in [*records, *sources]),
             f"DELETE {{ GRAPH {meta} {{ ?x ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }} GRAPH {meta} {{ ?x ?p ?o }} }}",
             f"DELETE {{ GRAPH ?g {{ ?s ?p ?x }} }} WHERE {{ VALUES ?x {{ {gone} }} GRAPH ?g {{ ?s ?p ?x }} }}",
         ]
@@ -205,11 +208,12 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
     if hidden.tombstones:
         db.update(f"""DELETE {{ GRAPH {AUDIT_GRAPH} {{ ?t ?p ?o }} }} WHERE {{
             VALUES ?t {{ {_values(hidden.tombstones)} }} GRAPH {AUDIT_GRAPH} {{ ?t ?p ?o }} }}""")
-    # What nothing left refers to: import and proposal runs, then agents, graph by graph.
+    # What nothing left refers to: import and proposal runs (records refer to them from their
+    # sources' graphs), then agents, graph by graph (each graph describes the agents it names).
     db.update(
         PREFIXES + f"""DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{ VALUES ?g {{ {meta} {QUEUE_GRAPH} }}
         GRAPH ?g {{ ?a a ?kind ; ?p ?o }} VALUES ?kind {{ wb:Import wb:Proposal }}
-        FILTER NOT EXISTS {{ GRAPH ?g {{ ?x ?q ?a }} }} }} ;
+        FILTER NOT EXISTS {{ GRAPH ?any {{ ?x ?q ?a }} }} }} ;
         DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{
         VALUES ?g {{ {meta} {QUEUE_GRAPH} {ents} {SUMMARIES_GRAPH} {AUDIT_GRAPH} }}
         VALUES ?kind {{ {_values(AGENT_KINDS)} }}
@@ -265,8 +269,10 @@ def _own_revision(db: ox.Store) -> None:
     the reader may not see)."""
     counts = db.query(
         f"""SELECT ?g (COUNT(*) AS ?n) WHERE {{
-        VALUES ?g {{ {META_GRAPH} {ENTITIES_GRAPH} {AUDIT_GRAPH} {QUEUE_GRAPH} {SUMMARIES_GRAPH} }}
-        GRAPH ?g {{ ?s ?p ?o }} FILTER(?s != {STORE_NODE}) }} GROUP BY ?g ORDER BY ?g"""
+        {{ VALUES ?g {{ {META_GRAPH} {ENTITIES_GRAPH} {AUDIT_GRAPH} {QUEUE_GRAPH} {SUMMARIES_GRAPH} }}
+           GRAPH ?g {{ ?s ?p ?o }} FILTER(?s != {STORE_NODE}) }}
+        UNION {{ GRAPH ?h {{ ?s ?p ?o }} FILTER(STRSTARTS(STR(?h), "{SOURCE_PREFIX}")) BIND("sources" AS ?g) }}
+        }} GROUP BY ?g ORDER BY ?g"""
     )
     assert isinstance(counts, ox.QuerySolutions)
     token = hashlib.sha256(" ".join(f"{r['g']}={r['n'].value}" for r in counts).encode()).hexdigest()[:16]

@@ -16,7 +16,6 @@ import pyoxigraph as ox
 
 from workbench.answers.evidence import Described, iris_of, pattern
 from workbench.answers.proofs import Prover
-from workbench.ids import META_GRAPH
 from workbench.records import effective
 from workbench.rules.engine import Engine
 from workbench.rules.primed import OBJECT, SUBJECT, Primed
@@ -155,7 +154,7 @@ def _negatives_branches(s: ox.NamedNode, p: ox.NamedNode, o: ox.NamedNode | None
     same = f"FILTER(?o = {o})" if o is not None else ""
     return [f"""GRAPH ?g {{ ?n owl:sourceIndividual {s} ; owl:assertionProperty {p} .
                  {{ ?n owl:targetIndividual ?o }} UNION {{ ?n owl:targetValue ?o }} }} {same}
-               GRAPH {META_GRAPH} {{ {effective("?g", as_of=as_of)} }}""",
+               {effective("?g", as_of=as_of)}""",
             f"GRAPH ?x {{ {p} a owl:FunctionalProperty }} BIND(true AS ?f)"]
 
 

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 
 from workbench.answers.evidence import Triple, describe
-from workbench.ids import META_GRAPH
-from workbench.records import effective
+from workbench.records import effective, meta
 from workbench.rules.engine import Engine
 from workbench.store import Store
 from workbench.store.base import truth
@@ -68,16 +67,17 @@ def sub_kinds(store: Store, kind: ox.NamedNode, as_of: str | None) -> dict[ox.Na
 def _events(store: Store, kinds: Iterable[ox.NamedNode], about: ox.NamedNode | None, as_of: str | None) -> list[_Event]:
     """Events typed one of ``kinds`` in event records the read sees, tied to ``about`` if given:
     one query, a branch for the events and their types, one for ``about``'s facts about them."""
-    seen = f"?r wb:recordType wb:Event . {effective('?r', as_of=as_of)} OPTIONAL {{ ?r wb:effectiveFrom ?ef }}"
+    event = "?r wb:recordType wb:Event . OPTIONAL { ?r wb:effectiveFrom ?ef }"
     typed = f"VALUES ?k {{ {_values(kinds)} }}"
     tied = f"BIND(EXISTS {{ ?r wb:about {about} }} AS ?tied)" if about is not None else ""
     ties = "" if about is None else f"""UNION {{ {typed} GRAPH ?t {{ ?e rdf:type ?k }}
-            GRAPH {META_GRAPH} {{ ?t wb:recordType wb:Event . {effective('?t', as_of=as_of)} }}
-            GRAPH ?r {{ {about} ?p ?e }} GRAPH {META_GRAPH} {{ {seen} }} }}"""
+            {meta('?t', '?t wb:recordType wb:Event .')} {effective('?t', as_of=as_of)}
+            GRAPH ?r {{ {about} ?p ?e }} {meta('?r', event)} {effective('?r', as_of=as_of)} }}"""
     rows = store.select(
         PREFIXES
         + f"""SELECT DISTINCT ?e ?k ?r ?ef ?tied ?p WHERE {{
-            {{ {typed} GRAPH ?r {{ ?e rdf:type ?k }} GRAPH {META_GRAPH} {{ {seen} {tied} }} }} {ties} }}"""
+            {{ {typed} GRAPH ?r {{ ?e rdf:type ?k }} {meta('?r', event + ' ' + tied)} {effective('?r', as_of=as_of)} }}
+            {ties} }}"""
     )
     events: dict[str, _Event] = {}
     for row in (r for r in rows if r["p"] is None):

@@ -100,11 +100,11 @@ def _support_and_why(store: Store, rec: Record) -> tuple[list[str], dict[str, st
     """The sources a decision names as its support, and for each record it supersedes by a
     curator's command, the reason they gave (the act used both records): one query."""
     rows = store.select(
-        PREFIXES + f"""SELECT ?id ?loc ?old ?why WHERE {{ GRAPH {META_GRAPH} {{
-            {{ <{rec.iri}> wb:supportedBy ?s
+        PREFIXES + f"""SELECT ?id ?loc ?old ?why WHERE {{
+            {{ {records.meta(f"<{rec.iri}>", f"<{rec.iri}> wb:supportedBy ?s")}
                 GRAPH ?s {{ ?s dcterms:identifier ?id OPTIONAL {{ ?s wb:locator ?loc }} }} }}
-            UNION {{ <{rec.iri}> wb:supersedes ?old . ?a a wb:Supersession ; prov:used <{rec.iri}> , ?old ;
-                wb:reason ?why }} }} }}"""
+            UNION {{ {records.meta(f"<{rec.iri}>", f"<{rec.iri}> wb:supersedes ?old")}
+                GRAPH {META_GRAPH} {{ ?a a wb:Supersession ; prov:used <{rec.iri}> , ?old ; wb:reason ?why }} }} }}"""
     )
     supported = sorted((r for r in rows if r["id"] is not None), key=lambda r: str(r["id"]))
     why = {r["old"].value: r["why"].value for r in rows if r["old"] is not None and r["why"] is not None}

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 
 import pyoxigraph as ox
 
-from workbench.ids import ENTITIES_GRAPH, META_GRAPH, ONTOLOGY_GRAPH, id_from_iri
+from workbench.ids import ENTITIES_GRAPH, ONTOLOGY_GRAPH, SOURCE_PREFIX, id_from_iri
+from workbench.records import meta
 from workbench.store import Row, Store
 from workbench.store.caches import PerStore
 from workbench.values.answers import Recorded, Statement
@@ -39,7 +40,7 @@ def _rank(p: str, g: str) -> int | None:
         return 2 if g == ENTITIES_GRAPH.value else 3
     if p == RDFS.label.value:
         return 4 if g == ONTOLOGY_GRAPH.value else None
-    return 5 if g == META_GRAPH.value else None
+    return 5 if g.startswith(SOURCE_PREFIX) else None  # a record's id, beside its source
 
 
 class Labels:
@@ -89,9 +90,8 @@ def _words_pattern(iris: list[str]) -> str:
 
 def _meta_pattern(records: list[str]) -> str:
     values = " ".join(f"<{r}>" for r in records)
-    return f"""VALUES ?r {{ {values} }} GRAPH {META_GRAPH} {{
-        {{ ?r ?p ?o FILTER(?p IN {_RECORD}) }}
-        UNION {{ ?r prov:wasDerivedFrom ?src GRAPH ?src {{ ?src ?sp ?so FILTER(?sp IN {_SOURCE}) }} }} }}"""
+    return f"""VALUES ?r {{ {values} }} {{ {meta("?r", f"?r ?p ?o FILTER(?p IN {_RECORD})")} }}
+        UNION {{ {meta("?r", f"?r prov:wasDerivedFrom ?src . ?src ?sp ?so FILTER(?sp IN {_SOURCE})")} }}"""
 
 
 class Described(PerStore):

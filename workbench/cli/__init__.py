@@ -358,7 +358,7 @@ def erase(wb: Workbench, record_id: str, reason: str) -> None:
 def sparql(wb: Workbench, query: str, fmt: str, reasoning: bool) -> None:
     """Run a SPARQL query. QUERY is the text, @FILE, or - for standard input.
 
-    Facts live in named graphs (one per record); metadata in <urn:wb:graph:meta>; with
+    Facts live in named graphs (one per record); their metadata in their source's graph; with
     --reasoning, the rules' conclusions for the query in <urn:wb:graph:derived> (docs/server.md).
 
     \b

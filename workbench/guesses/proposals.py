@@ -23,7 +23,7 @@ import pyoxigraph as ox
 
 from workbench.answers.evidence import Labels
 from workbench.guesses.things import Guesser
-from workbench.ids import ENTITIES_GRAPH, META_GRAPH, id_from_iri
+from workbench.ids import ENTITIES_GRAPH, id_from_iri
 from workbench.names.entities import resolve_keys
 from workbench.names.keys import name_key
 from workbench.names.suggestions import NameIndex
@@ -36,7 +36,7 @@ MERGE_MODEL = "same-entity-v1"  # names spelled alike (trigrams) and facts that 
 MERGE_AGREEMENT = 0.5  # the share of two entities' facts both hold, for a merge to be proposed
 MERGE_SPELLING = 0.8  # how alike two names must be spelled (difflib's ratio of their keys), if neither holds the other
 EVIDENCE = 3  # things named as a kind's evidence
-_ACTIVE = f"GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }}"
+_ACTIVE = "GRAPH ?m { ?g wb:status wb:Active }"  # in the graph of its metadata, its source's
 
 
 def _id(prefix: str, *parts: str) -> str:

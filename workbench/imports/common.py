@@ -121,8 +121,9 @@ class AssertionSpec:
 
 
 def assertion_quads(a: AssertionSpec) -> list[ox.Quad]:
-    """The metadata of one assertion, in the metadata graph."""
-    g = META_GRAPH
+    """The metadata of one assertion, in its source's graph: whoever may not see the source may
+    not see it, and it is withheld with that one graph."""
+    g = source_iri(a.source_id)
     n = a.iri
     quads = [
         ox.Quad(n, RDF.type, WB.Assertion, g),
@@ -143,12 +144,12 @@ def assertion_quads(a: AssertionSpec) -> list[ox.Quad]:
         quads.append(ox.Quad(n, WB.effectiveTo, dt_literal(a.effective_to), g))
     if a.extracted_by:
         quads.append(ox.Quad(n, WB.extractedBy, agent_iri(a.extracted_by), g))
-        quads += agent_quads(a.extracted_by)
+        quads += agent_quads(a.extracted_by, g)
     if a.prompt_version:
         quads.append(ox.Quad(n, WB.promptVersion, ox.Literal(a.prompt_version), g))
     if a.confirmed_by:
         quads.append(ox.Quad(n, WB.confirmedBy, agent_iri(a.confirmed_by), g))
-        quads += agent_quads(a.confirmed_by)
+        quads += agent_quads(a.confirmed_by, g)
     quads += [ox.Quad(n, WB.about, e, g) for e in a.about]
     quads += [ox.Quad(n, WB.appliesTo, e, g) for e in a.applies_to]
     if a.decided_by is not None:

@@ -30,7 +30,6 @@ from workbench.errors import Invalid, ParseError
 from workbench.formats import rdf_format
 from workbench.ids import (
     ENTITIES_GRAPH,
-    META_GRAPH,
     SYSTEM_GRAPHS,
     bookkeeping_graph,
     id_from_iri,
@@ -299,7 +298,7 @@ def _plan_export(
     plan.records_added += len(content - graphs_before)
     plan.records_unchanged += len(content & graphs_before)
     for q in system:
-        if q.predicate == RDF.type and q.graph_name in (META_GRAPH, q.subject):
+        if q.predicate == RDF.type:
             plan.origins.setdefault(q.subject.value, str(path))
 
 

@@ -21,7 +21,7 @@ import pyoxigraph as ox
 
 from workbench.access.writes import Writer, check_term, everything, taken
 from workbench.errors import Conflict, Forbidden, Invalid
-from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, record_iri, source_iri
+from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, record_iri, source_iri
 from workbench.imports import literals
 from workbench.imports.common import (
     AssertionSpec,
@@ -34,7 +34,7 @@ from workbench.imports.common import (
 from workbench.names import entities
 from workbench.names.keys import name_key
 from workbench.names.relations import Relations, negated
-from workbench.records import jsonl
+from workbench.records import jsonl, meta
 from workbench.records.acts import import_activity
 from workbench.store import Batch, Store
 from workbench.values.records import Status
@@ -131,11 +131,12 @@ class RecordsPlanner:
         for rec in todo:
             self._add_record(rec, plan, bind, relations, sources, in_batch)
         # Records superseded by another record of this same import land superseded.
-        landing = {ox.Quad(record_iri(i), WB.status, Status.ACTIVE.iri, META_GRAPH) for i in in_batch}
-        stale = {q for q in landing if q.subject in self._superseded}
+        landing = {record_iri(i) for i in in_batch} & self._superseded
+        stale = {q for q in plan.batch.quads
+                 if q.subject in landing and q.predicate == WB.status and q.object == Status.ACTIVE.iri}
         plan.batch.quads = [q for q in plan.batch.quads if q not in stale]
         plan.batch.quads += [
-            ox.Quad(q.subject, WB.status, Status.SUPERSEDED.iri, META_GRAPH) for q in sorted(stale, key=str)
+            ox.Quad(q.subject, WB.status, Status.SUPERSEDED.iri, q.graph_name) for q in sorted(stale, key=str)
         ]
         check_shapes(plan.batch.quads, plan.origins)
         return plan
@@ -148,7 +149,7 @@ class RecordsPlanner:
         values = " ".join(str(record_iri(r.id)) for r in records)
         rows = self.store.select(
             PREFIXES + f"SELECT ?r ?d ?erased WHERE {{ VALUES ?r {{ {values} }} "
-            f"{{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion OPTIONAL {{ ?r wb:recordDigest ?d }} }} }} UNION "
+            f"{{ {meta('?r', '?r a wb:Assertion OPTIONAL { ?r wb:recordDigest ?d }')} }} UNION "
             f"{{ GRAPH {AUDIT_GRAPH} {{ ?r a wb:Tombstone }} BIND(true AS ?erased) }} }}"
         )
         existing = {row["r"].value: row for row in rows}  # type: ignore[union-attr]
@@ -156,7 +157,7 @@ class RecordsPlanner:
         if self.writer.restricted and existing:
             rows = self.seen.select(
                 PREFIXES + f"SELECT ?r WHERE {{ VALUES ?r {{ {' '.join(f'<{r}>' for r in existing)} }} "
-                f"{{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion }} }} UNION "
+                f"{{ {meta('?r', '?r a wb:Assertion')} }} UNION "
                 f"{{ GRAPH {AUDIT_GRAPH} {{ ?r a wb:Tombstone }} }} }}"
             )
             seen = {r["r"].value: existing[r["r"].value] for r in rows}  # type: ignore[union-attr]
@@ -339,7 +340,7 @@ class RecordsPlanner:
         if old_id in in_batch:
             return old  # it lands already superseded: see plan()
         rows = self.seen.select(
-            PREFIXES + f"SELECT ?s WHERE {{ GRAPH {META_GRAPH} {{ {old} a wb:Assertion ; wb:status ?s }} }}"
+            PREFIXES + f"SELECT ?s ?m WHERE {{ GRAPH ?m {{ {old} a wb:Assertion ; wb:status ?s }} }}"
         )
         if not rows:
             raise Invalid(f'"supersedes": no record {old_id!r} to supersede', where=rec.where)
@@ -347,8 +348,9 @@ class RecordsPlanner:
             raise Conflict(
                 f"record {old_id!r} is not active (it is {rows[0]['s']}); supersede the active one", where=rec.where
             )
-        plan.batch.removals.append(ox.Quad(old, WB.status, Status.ACTIVE.iri, META_GRAPH))
-        plan.batch.quads.append(ox.Quad(old, WB.status, Status.SUPERSEDED.iri, META_GRAPH))
+        home: ox.NamedNode = rows[0]["m"]  # type: ignore[assignment]  # its metadata's graph: its source's
+        plan.batch.removals.append(ox.Quad(old, WB.status, Status.ACTIVE.iri, home))
+        plan.batch.quads.append(ox.Quad(old, WB.status, Status.SUPERSEDED.iri, home))
         return old
 
     def _triple(

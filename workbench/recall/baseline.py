@@ -13,14 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.errors import Invalid
-from workbench.ids import META_GRAPH
+from workbench.records import meta
 from workbench.store import Store
 from workbench.values.records import Status
 from workbench.vectors.encoders import Encoder
 from workbench.vocab import PREFIXES
 
-ALL_RECORDS = f"""SELECT ?id ?text ?st WHERE {{ GRAPH {META_GRAPH} {{
-    ?r a wb:Assertion ; dcterms:identifier ?id ; wb:statement ?text ; wb:status ?st }} }} ORDER BY ?id"""
+ALL_RECORDS = ("SELECT ?id ?text ?st WHERE { "
+               + meta("?r", "?r a wb:Assertion ; dcterms:identifier ?id ; wb:statement ?text ; wb:status ?st")
+               + " } ORDER BY ?id")
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 
 import pyoxigraph as ox
 
-from workbench.ids import ENTITIES_GRAPH, META_GRAPH
+from workbench.ids import ENTITIES_GRAPH
 from workbench.names import entities
 from workbench.names.keys import name_key
+from workbench.records import meta
 from workbench.records.cache import RecordCache
 from workbench.store import Store
 from workbench.store.base import reach
@@ -61,6 +62,10 @@ def _bare_possessive(piece: str) -> str:
     return ""
 
 
+_RECALLED = """?r a wb:Assertion ; dcterms:identifier ?id ; wb:status ?st ; wb:recordType ?t .
+    FILTER(?st != wb:Retracted && ?t != wb:CommonSense)"""
+
+
 def scope_records(store: Store, iris: Sequence[str]) -> dict[str, set[str]]:
     """Record ids that mention each entity (or an entity merged into it), not retracted."""
     if not iris:
@@ -70,10 +75,9 @@ def scope_records(store: Store, iris: Sequence[str]) -> dict[str, set[str]]:
     both = " ".join(f"(<{m}> <{e}>)" for m, e in pairs)
     rows = store.select(
         PREFIXES + f"""SELECT DISTINCT ?e ?id WHERE {{ VALUES (?m ?e) {{ {both} }}
-        {{ GRAPH {META_GRAPH} {{ ?r wb:about|wb:appliesTo|wb:decidedBy ?m }} }}
+        {{ {meta("?r", "?r wb:about|wb:appliesTo|wb:decidedBy ?m")} }}
         UNION {{ GRAPH ?r {{ ?m ?p ?o }} }} UNION {{ GRAPH ?r {{ ?s ?q ?m }} }}
-        GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; dcterms:identifier ?id ; wb:status ?st ; wb:recordType ?t .
-            FILTER(?st != wb:Retracted && ?t != wb:CommonSense) }} }}"""
+        {meta("?r", _RECALLED)} }}"""
     )
     out: dict[str, set[str]] = {i: set() for i in iris}
     for r in rows:

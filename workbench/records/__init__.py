@@ -9,6 +9,7 @@ records are seen by the audit only. Dates compare at day granularity.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ import pyoxigraph as ox
 
 from workbench import limits
 from workbench.errors import Invalid, NotFound, Unsupported
-from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, META_GRAPH, id_from_iri, record_iri
+from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, id_from_iri, record_iri
 from workbench.store import Store
 from workbench.store.base import reach
 from workbench.values.records import Record, RecordType, Source, Status, Tombstone
@@ -49,31 +50,49 @@ def as_of_day(store: Store, as_of: str | None, what: str = "date") -> str | None
     return day
 
 
+def meta_graph(r: str) -> str:
+    """The variable for the graph that holds the metadata of the assertion ``r`` (a variable, or
+    an IRI in angle brackets): its source's graph, where the source is described too. Named after
+    ``r``, so every pattern about one record in a query names the same graph.
+
+    >>> meta_graph("?g"), meta_graph("<urn:wb:record:r1>")
+    ('?_g_m', '?_m_3779cd3f0d')
+    """
+    if r.startswith(("?", "$")):
+        return f"?_{r[1:]}_m"
+    return "?_m_" + hashlib.sha256(r.encode()).hexdigest()[:10]
+
+
+def meta(r: str, body: str) -> str:
+    """``body``, triples about the assertion ``r``, in the graph that holds its metadata."""
+    return f"GRAPH {meta_graph(r)} {{ {body} }}"
+
+
 def applies_from(r: str, out: str) -> str:
-    """SPARQL, to put inside the metadata graph, binding ``out`` to when the assertion ``r`` (a
+    """SPARQL, to put inside :func:`meta` of ``r``, binding ``out`` to when the assertion ``r`` (a
     variable) started to apply: its effective_from; lacking one, when its source said it (the
-    source's captured_at); lacking that, when it was recorded."""
+    source's captured_at, in the same graph); lacking that, when it was recorded."""
     v = "?_" + r.lstrip("?$") + "_a"
     return f"""{r} prov:generatedAtTime {v}c . OPTIONAL {{ {r} wb:effectiveFrom {v}f }}
-        OPTIONAL {{ {r} prov:wasDerivedFrom {v}s GRAPH {v}s {{ {v}s prov:generatedAtTime {v}sc }} }}
+        OPTIONAL {{ {r} prov:wasDerivedFrom {v}s . {v}s prov:generatedAtTime {v}sc }}
         BIND(COALESCE({v}f, {v}sc, {v}c) AS {out})"""
 
 
 def effective(r: str = "?r", *, as_of: str | None = None, status: Status | None = Status.ACTIVE) -> str:
-    """SPARQL, to put inside the metadata graph, keeping the assertions ``r`` (a variable) that a
-    read sees: those with ``status`` for a normal read, those effective on ``as_of`` for an
-    as-of read (from when they started to apply, :func:`applies_from`, until their
-    effective_to or until a record that supersedes them starts to apply). Every variable it
-    adds is named after ``r``, so several can share a query."""
+    """SPARQL keeping the assertions ``r`` (a variable) that a read sees, each read in the graph
+    that holds its metadata (:func:`meta`): those with ``status`` for a normal read, those
+    effective on ``as_of`` for an as-of read (from when they started to apply,
+    :func:`applies_from`, until their effective_to or until a record that supersedes them starts
+    to apply). Every variable it adds is named after ``r``, so several can share a query."""
     v = "?_" + r.lstrip("?$")
     if as_of is None:
-        return f"{r} wb:status {status.iri} ." if status else ""
+        return meta(r, f"{r} wb:status {status.iri} .") if status else ""
     d = ox.Literal(check_date(as_of))
-    return f"""{r} wb:status {v}_st . FILTER({v}_st != wb:Retracted)
+    return meta(r, f"""{r} wb:status {v}_st . FILTER({v}_st != wb:Retracted)
         {applies_from(r, v + "_from")} OPTIONAL {{ {r} wb:effectiveTo {v}_t }}
         FILTER(SUBSTR(STR({v}_from), 1, 10) <= {d})
-        FILTER(!BOUND({v}_t) || SUBSTR(STR({v}_t), 1, 10) > {d})
-        FILTER NOT EXISTS {{ {v}_n wb:supersedes {r} . {applies_from(v + "_n", v + "_nfrom")}
+        FILTER(!BOUND({v}_t) || SUBSTR(STR({v}_t), 1, 10) > {d})""") + f"""
+        FILTER NOT EXISTS {{ {meta(v + "_n", f"{v}_n wb:supersedes {r} . {applies_from(v + '_n', v + '_nfrom')}")}
             FILTER(SUBSTR(STR({v}_nfrom), 1, 10) <= {d}) }}"""
 
 
@@ -93,13 +112,12 @@ def find(
         limit = limits.check_count(limit, "limit")
     type_filter = f"?r wb:recordType {record_type.iri} ." if record_type else ""
     about_filter = f"?r wb:about {about} ." if about is not None else ""
+    described = f"""?r a wb:Assertion ; wb:status ?st ; dcterms:identifier ?id .
+        {type_filter} {about_filter} {applies_from("?r", "?from")}"""
     rows = store.select(
         PREFIXES
-        + f"""SELECT ?r WHERE {{ GRAPH {META_GRAPH} {{
-            ?r a wb:Assertion ; wb:status ?st ; dcterms:identifier ?id .
-            {type_filter} {about_filter}
-            {applies_from("?r", "?from")}
-            {effective("?r", as_of=as_of, status=status)} }} }}
+        + f"""SELECT ?r WHERE {{ {meta("?r", described)}
+            {effective("?r", as_of=as_of, status=status)} }}
         ORDER BY STR(?from) ?id {"" if limit is None else f"LIMIT {limit}"}"""
     )
     return load(store, [row["r"] for row in rows])  # type: ignore[misc]
@@ -123,23 +141,24 @@ def load(store: Store, iris: Iterable[ox.NamedNode]) -> list[Record]:
     values = " ".join(str(i) for i in order)
     rows = store.select(
         PREFIXES
-        + f"""SELECT ?r ?p ?o ?sp ?so WHERE {{ VALUES ?r {{ {values} }} GRAPH {META_GRAPH} {{
-            {{ ?r ?p ?o }} UNION {{ ?n wb:supersedes ?r BIND({_SUPERSEDED_BY} AS ?p) BIND(?n AS ?o) }}
-            UNION {{ ?r prov:wasDerivedFrom ?src GRAPH ?src {{ ?src ?sp ?so }} }} }} }}"""
+        + f"""SELECT ?r ?p ?o ?sp ?so WHERE {{ VALUES ?r {{ {values} }}
+            {{ {meta("?r", "?r ?p ?o")} }}
+            UNION {{ {meta("?n", "?n wb:supersedes ?r")} BIND({_SUPERSEDED_BY} AS ?p) BIND(?n AS ?o) }}
+            UNION {{ {meta("?r", "?r prov:wasDerivedFrom ?src . ?src ?sp ?so")} }} }}"""
     )
-    meta: dict[str, dict[str, list[ox.NamedNode | ox.Literal]]] = {}
+    found: dict[str, dict[str, list[ox.NamedNode | ox.Literal]]] = {}
     for row in rows:
         r = row["r"].value  # type: ignore[union-attr]
-        entry = meta.setdefault(r, {})
+        entry = found.setdefault(r, {})
         if row["p"] is not None:
             entry.setdefault(row["p"].value, []).append(row["o"])  # type: ignore[arg-type]
         if row["sp"] is not None:
             entry.setdefault("source:" + row["sp"].value, []).append(row["so"])  # type: ignore[arg-type]
-    triples = _content(store, [i for i in order if i.value in meta])
+    triples = _content(store, [i for i in order if i.value in found])
     return [
-        _record(i, meta[i.value], triples.get(i.value, ()))
+        _record(i, found[i.value], triples.get(i.value, ()))
         for i in order
-        if i.value in meta and (WB.statement.value in meta[i.value])
+        if i.value in found and (WB.statement.value in found[i.value])
     ]
 
 
@@ -217,7 +236,7 @@ def chains(store: Store, starts: Sequence[ox.NamedNode]
            ) -> tuple[dict[str, Record], dict[ox.NamedNode, list[Record | Tombstone]]]:
     """:func:`chain` for several records at once, read together (the links a level a query for
     all of them, then each record once): every record read, by IRI, and each start's chain."""
-    reached = reach(store, META_GRAPH, WB.supersedes, list(starts), backward=True)
+    reached = reach(store, meta_graph("?a"), WB.supersedes, list(starts), backward=True)
     records = {r.iri: r for r in load(store, [i for s in starts for i in reached[s]])}
     return records, {s: _ordered(store, reached[s], records) for s in starts}
 
@@ -265,8 +284,8 @@ def tombstone(store: Store, iri: ox.NamedNode) -> Tombstone | None:
 def stats(store: Store) -> dict[str, Any]:
     """Counts of records by type and status, sources, entities, tombstones and quads."""
     rows = store.select(
-        PREFIXES + f"SELECT ?t ?s (COUNT(?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
-        "wb:recordType ?t ; wb:status ?s } } GROUP BY ?t ?s"
+        PREFIXES + "SELECT ?t ?s (COUNT(?r) AS ?n) WHERE { "
+        + meta("?r", "?r a wb:Assertion ; wb:recordType ?t ; wb:status ?s") + " } GROUP BY ?t ?s"
     )
     by_type: dict[str, int] = {}
     by_status: dict[str, int] = {}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.errors import NotFound
-from workbench.ids import AUDIT_GRAPH, META_GRAPH, ONTOLOGY_GRAPH, QUEUE_GRAPH, id_from_iri, record_iri
+from workbench.ids import AUDIT_GRAPH, ONTOLOGY_GRAPH, QUEUE_GRAPH, id_from_iri, record_iri
 from workbench.store import Store
 from workbench.vocab import PREFIXES
 
@@ -62,6 +62,6 @@ def trail(store: Store, record_id: str) -> list[Event]:
     for r in stone:
         events[(r["when"].value, "erasure", "")] = Event(  # type: ignore[union-attr]
             r["when"].value, "erasure", id_from_iri(r["who"]), r["why"].value)  # type: ignore[arg-type, union-attr]
-    if not events and not store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {iri} ?p ?o }} }}"):
+    if not events and not store.ask(PREFIXES + f"ASK {{ GRAPH ?m {{ {iri} a wb:Assertion }} }}"):
         raise NotFound(f"no record {record_id!r}, now or erased")
     return sorted(events.values(), key=lambda e: (e.when, ORDER.get(e.what, len(ORDER)), e.what))

@@ -18,7 +18,7 @@ import pyoxigraph as ox
 
 from workbench.errors import Conflict, Invalid
 from workbench.formats import EXTENSIONS
-from workbench.ids import META_GRAPH, ONTOLOGY_GRAPH, STORE_NODE
+from workbench.ids import ONTOLOGY_GRAPH, STORE_NODE
 from workbench.imports.common import ProgressFactory
 from workbench.imports.landing import import_rdf
 from workbench.imports.rdf import RdfOptions
@@ -55,7 +55,7 @@ def export(store: Store, target: Path) -> int:
         terms: Iterable[ox.Quad] | Iterable[ox.Triple] = (q for q in store.quads() if q.subject != STORE_NODE)
     else:
         rows = store.select(
-            PREFIXES + f"SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ ?g wb:status wb:Active }} "
+            PREFIXES + "SELECT DISTINCT ?s ?p ?o WHERE { GRAPH ?m { ?g wb:status wb:Active } "
             "GRAPH ?g { ?s ?p ?o } }"
         )
         terms = [ox.Triple(r["s"], r["p"], r["o"]) for r in rows]  # type: ignore[arg-type]

@@ -1,9 +1,9 @@
 """Bringing a store written in an earlier layout to the current one.
 
 Since 2026-12-05 a source's description (its id, who said it, when, its text, its locator and
-who may see it, with the agents it names) lives in the source's own graph, ``GRAPH
-<urn:wb:source:ID>``, not in the shared metadata graph: what a reader may not see of a source is
-then one named graph, which an engine can withhold
+who may see it, with the agents it names) and the metadata of every record taken from it live in
+the source's own graph, ``GRAPH <urn:wb:source:ID>``, not in the shared metadata graph: what a
+reader may not see of a source is then one named graph, which an engine can withhold
 (docs/decisions/20261205-visibility-the-engine-enforces.md). A store or an export from before
 keeps them in ``urn:wb:graph:meta``; :func:`migrate` moves them, and is run when a Workbench
 opens a store and after a restore.
@@ -16,28 +16,34 @@ from workbench.records.acts import AGENT_KINDS
 from workbench.store.base import Store
 from workbench.vocab import PREFIXES
 
+_MOVED = "wb:Source wb:Assertion"  # what moved out of the metadata graph
+
 
 def _kinds() -> str:
     return " ".join(str(k) for k in AGENT_KINDS)
 
 
 def outdated(store: Store) -> bool:
-    """Whether the store keeps a source's description in the metadata graph (one ASK)."""
-    return store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ ?s a wb:Source }} }}")
+    """Whether the store keeps a source's description or a record's metadata in the metadata
+    graph (one ASK)."""
+    return store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ ?s a ?kind }} VALUES ?kind {{ {_MOVED} }} }}")
 
 
 def migrate(store: Store) -> bool:
-    """Move every source's description, with the agents it names, from the metadata graph into
-    the source's own graph; True when there was something to move. Each step is its own update
-    and the last one deletes, so a move cut short is finished by the next (engines that apply a
-    request of several operations in part cannot leave a source half moved and forgotten)."""
+    """Move every source's description, and every record's metadata, with the agents they name,
+    from the metadata graph into the source's own graph; True when there was something to move.
+    Each step is its own update and the deletes come last, so a move cut short is finished by the
+    next (engines that apply a request of several operations in part cannot leave a source half
+    moved and forgotten)."""
     if not outdated(store):
         return False
     meta = META_GRAPH
-    store.update(PREFIXES + f"""INSERT {{ GRAPH ?s {{ ?s ?p ?o }} }}
-        WHERE {{ GRAPH {meta} {{ ?s a wb:Source ; ?p ?o }} }}""")
-    store.update(PREFIXES + f"""INSERT {{ GRAPH ?s {{ ?a ?q ?b }} }}
-        WHERE {{ GRAPH {meta} {{ ?s a wb:Source ; ?p ?a . ?a a ?kind ; ?q ?b }} VALUES ?kind {{ {_kinds()} }} }}""")
-    store.update(PREFIXES + f"""DELETE {{ GRAPH {meta} {{ ?s ?p ?o }} }}
-        WHERE {{ GRAPH {meta} {{ ?s a wb:Source ; ?p ?o }} }}""")
+    # What goes where: a source's triples to its graph, a record's to its source's.
+    home = f"""GRAPH {meta} {{ {{ ?x a wb:Source BIND(?x AS ?s) }}
+        UNION {{ ?x a wb:Assertion ; prov:wasDerivedFrom ?s }} ?x ?p ?o }}"""
+    store.update(PREFIXES + f"INSERT {{ GRAPH ?s {{ ?x ?p ?o }} }} WHERE {{ {home} }}")
+    store.update(PREFIXES + f"""INSERT {{ GRAPH ?s {{ ?o ?q ?b }} }} WHERE {{ {home}
+        GRAPH {meta} {{ ?o a ?kind ; ?q ?b }} VALUES ?kind {{ {_kinds()} }} }}""")
+    store.update(PREFIXES + f"""DELETE {{ GRAPH {meta} {{ ?x ?p ?o }} }}
+        WHERE {{ GRAPH {meta} {{ ?x a ?kind ; ?p ?o }} VALUES ?kind {{ {_MOVED} }} }}""")
     return True

@@ -22,21 +22,23 @@ from workbench.ids import (
     record_iri,
 )
 from workbench.names.keys import name_key
-from workbench.records import get
+from workbench.records import get, meta, meta_graph
 from workbench.records.acts import activity, agent_quads
 from workbench.store import Store
+from workbench.store.base import reach
 from workbench.values.records import Status, Tombstone
 from workbench.vocab import PREFIXES, PROV, RDF, WB, XSD
 
 
-def _status(store: Store, iri: ox.NamedNode, record_id: str) -> ox.NamedNode:
+def _status(store: Store, iri: ox.NamedNode, record_id: str) -> tuple[ox.NamedNode, ox.NamedNode]:
+    """The record's status, and the graph that holds its metadata (its source's)."""
     rows = store.select(
-        PREFIXES + f"SELECT ?s WHERE {{ GRAPH {META_GRAPH} {{ {iri} a wb:Assertion ; wb:status ?s }} }}"
+        PREFIXES + f"SELECT ?s ?m WHERE {{ GRAPH ?m {{ {iri} a wb:Assertion ; wb:status ?s }} }}"
     )
     if not rows:
         get(store, record_id)  # raises NotFound, naming an erasure if there was one
         raise NotFound(f"no record {record_id!r}")
-    return rows[0]["s"]  # type: ignore[return-value]
+    return rows[0]["s"], rows[0]["m"]  # type: ignore[return-value]
 
 
 def supersede(
@@ -49,36 +51,38 @@ def supersede(
     old, new = record_iri(old_id), record_iri(new_id)
     if old == new:
         raise Invalid("a record cannot supersede itself")
+    homes = []
     for iri, rid in ((old, old_id), (new, new_id)):
-        status = _status(seen, iri, rid)
+        status, home = _status(seen, iri, rid)
         if status != Status.ACTIVE.iri:
             raise Conflict(f"record {rid!r} is {Status.from_iri(status.value).value}, not active")
-    if seen.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {old} wb:supersedes+ {new} }} }}"):
+        homes.append(home)
+    if new in reach(seen, meta_graph("?a"), WB.supersedes, [old])[old]:
         raise Conflict(f"record {old_id!r} already supersedes {new_id!r}; that would be a cycle")
     act, quads = activity("supersession", WB.Supersession, actor=actor, now=now, graph=META_GRAPH, reason=reason)
     g = META_GRAPH
     quads += [
         ox.Quad(act, PROV.used, old, g),
         ox.Quad(act, PROV.used, new, g),
-        ox.Quad(new, WB.supersedes, old, g),
-        ox.Quad(old, WB.status, WB.Superseded, g),
+        ox.Quad(new, WB.supersedes, old, homes[1]),  # the newer record's metadata
+        ox.Quad(old, WB.status, WB.Superseded, homes[0]),
     ]
-    store.apply(insert=quads, delete=[ox.Quad(old, WB.status, WB.Active, g)])
+    store.apply(insert=quads, delete=[ox.Quad(old, WB.status, WB.Active, homes[0])])
 
 
 def retract(store: Store, record_id: str, *, actor: str, now: str, reason: str, seen: Store | None = None) -> None:
     """Withdraw an active record without a replacement; the audit still shows it. The record is
     looked up in ``seen`` (see :func:`supersede`)."""
     iri = record_iri(record_id)
-    if _status(seen or store, iri, record_id) != Status.ACTIVE.iri:
+    status, home = _status(seen or store, iri, record_id)
+    if status != Status.ACTIVE.iri:
         raise Conflict(f"record {record_id!r} is not active")
     act, quads = activity("retraction", PROV.Activity, actor=actor, now=now, graph=META_GRAPH, reason=reason)
-    g = META_GRAPH
     quads += [
-        ox.Quad(act, PROV.used, iri, g),
-        ox.Quad(iri, WB.status, WB.Retracted, g),
+        ox.Quad(act, PROV.used, iri, META_GRAPH),
+        ox.Quad(iri, WB.status, WB.Retracted, home),
     ]
-    store.apply(insert=quads, delete=[ox.Quad(iri, WB.status, WB.Active, g)])
+    store.apply(insert=quads, delete=[ox.Quad(iri, WB.status, WB.Active, home)])
 
 
 def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, seen: Store | None = None) -> Tombstone:
@@ -86,12 +90,12 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, se
     who could see the record (``wb:erasedFor``: its source's audience; everyone if it had none).
     The record is looked up in ``seen`` (see :func:`supersede`)."""
     iri = record_iri(record_id)
-    _status(seen or store, iri, record_id)
+    home = _status(seen or store, iri, record_id)[1]
     if not reason.strip():
         raise Invalid("an erasure needs a reason")
     record = get(store, record_id)
     audience = _audience(store, iri)
-    doomed = _described(store, iri)
+    doomed = _described(store, iri, home)
     sources = _orphan_sources(store, iri)
     doomed += _orphan_names(store, iri)
     doomed += _names_given(store, iri)
@@ -115,8 +119,8 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, se
 def _audience(store: Store, iri: ox.NamedNode) -> list[ox.NamedNode]:
     """Who may see the record's source (none: everyone)."""
     rows = store.select(
-        PREFIXES + f"SELECT DISTINCT ?a WHERE {{ GRAPH {META_GRAPH} {{ {iri} prov:wasDerivedFrom ?s }} "
-        "GRAPH ?s { ?s wb:visibleTo ?a } } ORDER BY ?a"
+        PREFIXES + "SELECT DISTINCT ?a WHERE { "
+        + meta(str(iri), f"{iri} prov:wasDerivedFrom ?s . ?s wb:visibleTo ?a") + " } ORDER BY ?a"
     )
     return [r["a"] for r in rows if isinstance(r["a"], ox.NamedNode)]
 
@@ -137,10 +141,10 @@ def _names_given(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
     return sorted(set(out), key=str)
 
 
-def _described(store: Store, node: ox.NamedNode) -> list[ox.Quad]:
-    """The metadata quads whose subject is ``node``."""
-    rows = store.select(f"SELECT ?p ?o WHERE {{ GRAPH {META_GRAPH} {{ {node} ?p ?o }} }}")
-    return [ox.Quad(node, r["p"], r["o"], META_GRAPH) for r in rows]  # type: ignore[arg-type]
+def _described(store: Store, node: ox.NamedNode, home: ox.NamedNode) -> list[ox.Quad]:
+    """The quads of ``home`` (the graph that holds a record's metadata) whose subject is ``node``."""
+    rows = store.select(f"SELECT ?p ?o WHERE {{ GRAPH {home} {{ {node} ?p ?o }} }}")
+    return [ox.Quad(node, r["p"], r["o"], home) for r in rows]  # type: ignore[arg-type]
 
 
 def _candidates(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
@@ -157,9 +161,10 @@ def _candidates(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
 def _orphan_sources(store: Store, iri: ox.NamedNode) -> list[ox.NamedNode]:
     """This record's sources that no other record uses: their graphs go (they hold the source text)."""
     rows = store.select(
-        PREFIXES + f"SELECT DISTINCT ?src WHERE {{ GRAPH {META_GRAPH} {{ "
-        f"{{ {iri} prov:wasDerivedFrom ?src }} UNION {{ {iri} wb:supportedBy ?src }} "
-        f"FILTER NOT EXISTS {{ ?other prov:wasDerivedFrom|wb:supportedBy ?src FILTER(?other != {iri}) }} }} }}"
+        PREFIXES + f"SELECT DISTINCT ?src WHERE {{ GRAPH ?m {{ "
+        f"{{ {iri} prov:wasDerivedFrom ?src }} UNION {{ {iri} wb:supportedBy ?src }} }} "
+        f"FILTER NOT EXISTS {{ GRAPH ?n {{ ?other prov:wasDerivedFrom|wb:supportedBy ?src "
+        f"FILTER(?other != {iri}) }} }} }}"
     )
     return [r["src"] for r in rows if isinstance(r["src"], ox.NamedNode)]
 

@@ -29,7 +29,7 @@ import pyoxigraph as ox
 from workbench.access.users import Role, require
 from workbench.access.writes import Writer, taken
 from workbench.errors import Conflict, Invalid, NotFound, WorkbenchError
-from workbench.ids import META_GRAPH, QUEUE_GRAPH, candidate_iri, id_from_iri, record_iri, summary_iri
+from workbench.ids import QUEUE_GRAPH, candidate_iri, id_from_iri, record_iri, summary_iri
 from workbench.imports.records import RecordsPlanner
 from workbench.names import entities
 from workbench.names.keys import name_key
@@ -290,12 +290,12 @@ def checks(store: Store, candidate: Candidate) -> Checks:
     except Invalid as exc:
         problems.append(exc.message)
     dup_rows = store.select(
-        PREFIXES + f"""SELECT DISTINCT ?id WHERE {{ GRAPH {META_GRAPH} {{ ?r wb:status wb:Active ;
+        PREFIXES + f"""SELECT DISTINCT ?id WHERE {{ GRAPH ?m {{ ?r wb:status wb:Active ;
         dcterms:identifier ?id ; wb:statement ?s . FILTER(LCASE(STR(?s)) = {ox.Literal(str(rec.get('statement',
         '')).casefold())}) }} }}"""
     )
     duplicates = sorted({r["id"].value for r in dup_rows})  # type: ignore[union-attr]
-    taken = store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {record_iri(candidate.id)} a wb:Assertion }} }}")
+    taken = store.ask(PREFIXES + f"ASK {{ GRAPH ?m {{ {record_iri(candidate.id)} a wb:Assertion }} }}")
     if taken:
         duplicates = sorted({*duplicates, candidate.id})
     conflicts = _conflicts(store, rec, names)
@@ -325,7 +325,7 @@ def _conflicts(store: Store, rec: Mapping[str, Any], names: Mapping[str, tuple[s
             fact, says = f"<{s[0]}> {p} <{o[0]}>", f"{t[0]} {rest} {t[2]}"
         rows = store.select(
             PREFIXES + f"""SELECT DISTINCT ?id WHERE {{ GRAPH ?g {{ {fact} }}
-            GRAPH {META_GRAPH} {{ ?g wb:status wb:Active ; dcterms:identifier ?id }} }}"""
+            GRAPH ?m {{ ?g wb:status wb:Active ; dcterms:identifier ?id }} }}"""
         )
         out += [f"record {r['id'].value} says {says}" for r in rows]  # type: ignore[union-attr]
     return out
@@ -428,8 +428,10 @@ def approve(
                 raise Conflict(f"candidate {c.id}: record {rec['id']!r} is already recorded")
             quads += plan.batch.quads
             removals += plan.batch.removals
-            quads += [ox.Quad(node, WB.approvedAs, record_iri(rec["id"]), QUEUE_GRAPH),
-                      ox.Quad(record_iri(rec["id"]), WB.fromCandidate, node, META_GRAPH)]
+            made = record_iri(rec["id"])
+            home = next(q.graph_name for q in plan.batch.quads if q.subject == made and q.predicate == WB.status)
+            quads += [ox.Quad(node, WB.approvedAs, made, QUEUE_GRAPH),
+                      ox.Quad(made, WB.fromCandidate, node, home)]  # beside the record's metadata
         done.append(rec["id"])
     _decide(store, [c.id for c in cands], act, WB.Approved, quads, removals)
     return done
@@ -481,7 +483,7 @@ def merge(store: Store, keep: str, others: Sequence[str], *, actor: str, now: st
     _pending(seen, others, "merge")
     target = candidate_iri(keep)
     if not list_candidates(seen, ids=[keep]):
-        if not seen.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ {record_iri(keep)} a wb:Assertion }} }}"):
+        if not seen.ask(PREFIXES + f"ASK {{ GRAPH ?m {{ {record_iri(keep)} a wb:Assertion }} }}"):
             raise NotFound(f"no candidate or record {keep!r} to merge into")
         target = record_iri(keep)
     act, quads = activity("merge", WB.CandidateMerge, actor=actor, now=now, graph=QUEUE_GRAPH,

@@ -24,8 +24,8 @@ from typing import Any
 import pyoxigraph as ox
 
 from workbench.answers.proofs import Prover
-from workbench.ids import META_GRAPH, id_from_iri
-from workbench.records import effective
+from workbench.ids import id_from_iri
+from workbench.records import effective, meta
 from workbench.review.rulebook import with_version
 from workbench.rules.engine import Engine
 from workbench.rules.proof import Fact, Step, Support
@@ -217,7 +217,7 @@ def _negatives(store: Store, preds: Iterable[str]) -> dict[Triple, Fact]:
     rows = store.select(PREFIXES + f"""SELECT ?s ?p ?o ?g WHERE {{ VALUES ?p {{ {values} }}
         GRAPH ?g {{ ?n a owl:NegativePropertyAssertion ; owl:sourceIndividual ?s ; owl:assertionProperty ?p .
             {{ ?n owl:targetIndividual ?o }} UNION {{ ?n owl:targetValue ?o }} }}
-        GRAPH {META_GRAPH} {{ {effective("?g")} }} }}""")
+        {effective("?g")} }}""")
     out: dict[Triple, Fact] = {}
     for r in sorted(rows, key=lambda r: (str(r["s"]), str(r["p"]), str(r["o"]), str(r["g"]))):
         t = (r["s"], r["p"], r["o"])
@@ -303,9 +303,9 @@ class _Subjects:
         triple = f"?x {pred} ?y" if pos == "s" else f"?y {pred} ?x"
         if metadata:
             record = "?x" if pos == "s" else "?y"
-            where = f"GRAPH {META_GRAPH} {{ {triple} . {effective(record)} }}"
+            where = f"{meta(record, triple)} {effective(record)}"
         else:
-            where = f"GRAPH ?g {{ {triple} }} GRAPH {META_GRAPH} {{ {effective('?g')} }}"
+            where = f"GRAPH ?g {{ {triple} }} {effective('?g')}"
         rows = self.store.select(PREFIXES + f"SELECT DISTINCT ?x WHERE {{ {where} FILTER(isIRI(?x)) }}")
         return {r["x"] for r in rows if isinstance(r["x"], ox.NamedNode)}
 

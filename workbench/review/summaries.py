@@ -19,7 +19,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from workbench.errors import Conflict, Invalid
-from workbench.ids import AUDIT_GRAPH, META_GRAPH, SUMMARIES_GRAPH, id_from_iri, record_iri, summary_iri
+from workbench.ids import AUDIT_GRAPH, SUMMARIES_GRAPH, id_from_iri, record_iri, summary_iri
 from workbench.store import Store
 from workbench.vocab import PREFIXES, PROV, RDF, WB
 
@@ -65,7 +65,7 @@ def _state(store: Store, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     values = " ".join(str(record_iri(i)) for i in ids)
     rows = store.select(
         PREFIXES + f"""SELECT ?r ?st ?d ?t WHERE {{ VALUES ?r {{ {values} }}
-        OPTIONAL {{ GRAPH {META_GRAPH} {{ ?r wb:status ?st OPTIONAL {{ ?r wb:recordDigest ?d }} }} }}
+        OPTIONAL {{ GRAPH ?m {{ ?r wb:status ?st OPTIONAL {{ ?r wb:recordDigest ?d }} }} }}
         OPTIONAL {{ GRAPH {AUDIT_GRAPH} {{ ?r a wb:Tombstone BIND(true AS ?t) }} }} }}"""
     )
     out = {}

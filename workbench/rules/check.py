@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pyoxigraph as ox
 
 from workbench.errors import ParseError
-from workbench.ids import META_GRAPH, record_iri
+from workbench.ids import record_iri, source_iri
 from workbench.rules.engine import Engine
 from workbench.store import MemoryStore, Store
 from workbench.values.rules import METADATA_PREDICATES, Rule, RuleSet, TestCase
@@ -58,11 +58,12 @@ def scratch(triples: list[ox.Triple]) -> Store:
     """A store where ``triples`` are what the read sees: content of one active record, and
     record metadata on the records they name."""
     store = MemoryStore()
-    quads = [ox.Quad(GIVEN, WB.status, WB.Active, META_GRAPH)]
+    home = source_iri("rule-check")  # where their metadata is, as a source's graph holds it
+    quads = [ox.Quad(GIVEN, WB.status, WB.Active, home)]
     for t in triples:
         if t.predicate.value in METADATA_PREDICATES:
-            quads.append(ox.Quad(t.subject, t.predicate, t.object, META_GRAPH))
-            quads.append(ox.Quad(t.subject, WB.status, WB.Active, META_GRAPH))
+            quads.append(ox.Quad(t.subject, t.predicate, t.object, home))
+            quads.append(ox.Quad(t.subject, WB.status, WB.Active, home))
         else:
             quads.append(ox.Quad(t.subject, t.predicate, t.object, GIVEN))
     store._db.extend(quads)

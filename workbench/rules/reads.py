@@ -12,8 +12,7 @@ from collections.abc import Callable, Sequence
 import pyoxigraph as ox
 
 from workbench.errors import StoreUnavailable
-from workbench.ids import META_GRAPH
-from workbench.records import effective
+from workbench.records import effective, meta
 from workbench.rules.bindings import dedupe, ground, match, reach, shape, value, values_block
 from workbench.rules.proof import Fact, Match, Row, Triple
 from workbench.rules.walked import Walked
@@ -213,8 +212,8 @@ class Reads:
             else:
                 subject, pre, post = f"?{g}", f"BIND({p.s} AS ?{g})", ""
             view = effective(subject, as_of=self.as_of)
-            return f"{pre} GRAPH {META_GRAPH} {{ {subject} {p.p} {p.o} . {view} }} {post}"
-        return f"GRAPH ?{g} {{ {p.s} {p.p} {p.o} }} GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}"
+            return f"{pre} {meta(subject, f'{subject} {p.p} {p.o} .')} {view} {post}"
+        return f"GRAPH ?{g} {{ {p.s} {p.p} {p.o} }} {effective('?' + g, as_of=self.as_of)}"
 
     def condition(self, f: Filter | NotExists, n: int) -> str:
         if isinstance(f, Filter):
@@ -329,8 +328,7 @@ class Reads:
         hop = "?{a} {p} ?{b}" if forward else "?{b} {p} ?{a}"
 
         def step(a: str, b: str, g: str, p: str = str(pred)) -> str:
-            return (f"GRAPH ?{g} {{ {hop.format(a=a, b=b, p=p)} }} "
-                    f"GRAPH {META_GRAPH} {{ {effective('?' + g, as_of=self.as_of)} }}")
+            return f"GRAPH ?{g} {{ {hop.format(a=a, b=b, p=p)} }} {effective('?' + g, as_of=self.as_of)}"
 
         last = "?p" if wide else str(pred)
         only = f"FILTER(?p IN ({', '.join(f'<{p}>' for p in wide)}))" if wide else ""

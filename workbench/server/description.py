@@ -56,8 +56,8 @@ def service_description(endpoint: str, *, updates: bool = False) -> bytes:
             service,
             comment,
             ox.Literal(
-                f"Workbench: {said}. Records are named graphs; their metadata is in <urn:wb:graph:meta>, "
-                "a source's description in its own graph, <urn:wb:source:ID>. "
+                f"Workbench: {said}. Records are named graphs; a source's description, and the metadata of the "
+                "records taken from it, are in the source's graph, <urn:wb:source:ID>. "
                 "SERVICE is refused."
             ),
         ),

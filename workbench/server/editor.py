@@ -46,7 +46,7 @@ MEDIA_TYPES = {
 ASSET_CACHE = "public, max-age=86400"
 DEFAULT_QUERY = """PREFIX wb: <https://w3id.org/workbench/ns#>
 SELECT ?record ?statement WHERE {
-  GRAPH <urn:wb:graph:meta> { ?record wb:statement ?statement }
+  GRAPH ?source { ?record wb:statement ?statement }
 }
 LIMIT 20
 """
@@ -176,7 +176,7 @@ TEMPLATE = """<!doctype html>
 <div class="wb-bar">
   <h1>Workbench SPARQL</h1>
   <p>Read-only SPARQL 1.1 Query at <code>{{endpoint}}</code>. Each record is a named graph;
-  record metadata is in <code>&lt;urn:wb:graph:meta&gt;</code>.</p>
+  record metadata is beside its source, in <code>GRAPH &lt;urn:wb:source:ID&gt;</code>.</p>
   <label class="wb-token">Token
     <input id="wb-token" type="password" autocomplete="off" spellcheck="false"
            placeholder="needed once the store has users">

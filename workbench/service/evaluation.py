@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import Invalid
-from workbench.ids import META_GRAPH
 from workbench.recall.baseline import Found, PlainRecipe
 from workbench.recall.bundles import PURPOSES
 from workbench.records import jsonl
@@ -117,8 +116,7 @@ def _ids(raw: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
 
 def check_records(wb: Workbench, questions: Sequence[Question]) -> None:
     """Every id a set names must be a record in the store, or its numbers would mean nothing."""
-    rows = wb.store.select(PREFIXES + f"SELECT ?id WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
-                           "dcterms:identifier ?id } }")
+    rows = wb.store.select(PREFIXES + "SELECT ?id WHERE { GRAPH ?m { ?r a wb:Assertion ; dcterms:identifier ?id } }")
     have = {r["id"].value for r in rows}  # type: ignore[union-attr]
     for q, key, i in ((q_, k, i) for q_ in questions for k in ("expect", "stale") for i in getattr(q_, k)):
         if i not in have:

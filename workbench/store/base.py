@@ -305,13 +305,13 @@ def insert_data(quads: Sequence[ox.Quad]) -> str:
     return f"INSERT DATA {{ {block} }}"
 
 
-def reach(store: Store, graph: ox.NamedNode, predicate: ox.NamedNode, starts: Sequence[ox.NamedNode], *,
+def reach(store: Store, graph: ox.NamedNode | str, predicate: ox.NamedNode, starts: Sequence[ox.NamedNode], *,
           forward: bool = True, backward: bool = False, most: int = 1000) -> dict[ox.NamedNode, list[ox.NamedNode]]:
-    """For each start, itself and every node it reaches along ``predicate`` edges in ``graph``
-    (``forward``, ``backward`` or both), nearest first: one query a level for all starts, with
-    plain triple patterns. Not a property path: Virtuoso 7 refuses ``(p|^p)*`` and ``?x p+ ?y``
-    with ?x unbound ("transitive start not given"), and drops rows when a path sits inside
-    OPTIONAL. At most ``most`` levels (a longer chain is a cycle)."""
+    """For each start, itself and every node it reaches along ``predicate`` edges in ``graph`` (an
+    IRI, or a variable: edges in any graph), ``forward``, ``backward`` or both, nearest first: one
+    query a level for all starts, with plain triple patterns. Not a property path: Virtuoso 7
+    refuses ``(p|^p)*`` and ``?x p+ ?y`` with ?x unbound ("transitive start not given"), and
+    drops rows when a path sits inside OPTIONAL. At most ``most`` levels (a longer chain is a cycle)."""
     seen = {s: [s] for s in starts}
     frontier = {(s, s) for s in starts}  # (start, node reached at this level)
     ways = [w for w, on in ((f"{{ ?a {predicate} ?b }}", forward), (f"{{ ?b {predicate} ?a }}", backward)) if on]

@@ -19,6 +19,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from workbench.ids import AUDIT_GRAPH, META_GRAPH, STORE_NODE
+from workbench.records import meta
 from workbench.store import Store
 from workbench.vectors.encoders import Encoder, HashingEncoder
 from workbench.vectors.index import IndexCorrupt, VectorIndex
@@ -26,8 +27,8 @@ from workbench.vocab import PREFIXES
 
 Bar = Callable[[str, int], object]  # a progress factory: (description, total) -> bar with update()/close()
 
-RECALLABLE = f"""GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; dcterms:identifier ?id ; wb:statement ?text ;
-    wb:status ?st ; wb:recordType ?t . FILTER(?st != wb:Retracted && ?t != wb:CommonSense) }}"""
+RECALLABLE = meta("?r", """?r a wb:Assertion ; dcterms:identifier ?id ; wb:statement ?text ;
+    wb:status ?st ; wb:recordType ?t . FILTER(?st != wb:Retracted && ?t != wb:CommonSense)""")
 
 
 def bump(store: Store) -> None:
@@ -43,8 +44,8 @@ def fingerprint(store: Store) -> str:
     token (changed by every Workbench that writes it) and its record counts."""
     rev = store.select(PREFIXES + f"SELECT ?r WHERE {{ GRAPH {META_GRAPH} {{ {STORE_NODE} wb:revision ?r }} }}")
     rows = store.select(
-        PREFIXES + f"SELECT ?st (COUNT(?r) AS ?n) WHERE {{ GRAPH {META_GRAPH} {{ ?r a wb:Assertion ; "
-        "wb:status ?st } } GROUP BY ?st ORDER BY ?st"
+        PREFIXES + "SELECT ?st (COUNT(?r) AS ?n) WHERE { " + meta("?r", "?r a wb:Assertion ; wb:status ?st")
+        + " } GROUP BY ?st ORDER BY ?st"
     )
     tomb = store.select(
         PREFIXES + f"SELECT (COUNT(?t) AS ?n) WHERE {{ GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone }} }}"

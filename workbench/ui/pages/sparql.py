@@ -34,7 +34,7 @@ EXAMPLES = {
     "Records and their statements": (
         "PREFIX wb: <https://w3id.org/workbench/ns#>\nPREFIX dcterms: <http://purl.org/dc/terms/>\n"
         "PREFIX prov: <http://www.w3.org/ns/prov#>\n\n"
-        "SELECT ?id ?statement ?source\nWHERE {\n  GRAPH <urn:wb:graph:meta> {\n"
+        "SELECT ?id ?statement ?source\nWHERE {\n  GRAPH ?source {\n"
         "    ?record dcterms:identifier ?id ;\n            wb:statement ?statement ;\n"
         "            prov:wasDerivedFrom ?source .\n  }\n}\nORDER BY ?id"),
     "Is anything recorded about my car?": (
@@ -149,7 +149,7 @@ def fetch(client: Client, query: str, fmt: str, reasoning: bool = False) -> Call
 def render() -> None:
     st.title("SPARQL")
     st.caption("Query the store as you may see it. Records are named graphs (use `GRAPH ?g { ... }`); their "
-               "metadata is in `<urn:wb:graph:meta>`. Only queries run here, never updates.")
+               "metadata is beside their source, in `GRAPH <urn:wb:source:ID>`. Only queries run here, never updates.")
     state = st.session_state
     state.setdefault(f"{KEY}.query", EXAMPLES["Records by graph size"])
     state.setdefault(f"{KEY}.version", 0)
