@@ -188,14 +188,16 @@ VISIBLE = """FILTER NOT EXISTS {{ GRAPH ?src {{ ?g <http://www.w3.org/ns/prov#wa
 def restrictions(url: str, subjects: Sequence[str], group: str, *, repeat: int = 3) -> dict[str, Any]:
     """One reader's point and kinds queries (``bench serve``'s) sent to the server three ways, each
     subject's median of ``repeat``: as they are (what an admin sends); rewritten, each ``GRAPH ?g``
-    followed by a filter the engine evaluates (the record's source is visible to the reader); and
+    followed by the filter the engine evaluates (:func:`workbench.access.audience.withheld`); and
     with the Protocol's ``named-graph-uri`` listing every graph the reader may see. Their answers
     must agree with each other (the subjects are public)."""
     import pyoxigraph as ox
 
     from benchmarks.serve import QUERIES
+    from workbench.access.audience import withheld
     from workbench.ids import agent_iri
     from workbench.store import RemoteStore
+    from workbench.vocab import PREFIXES
 
     store = RemoteStore(url, timeout=600)
     agents = f"<{agent_iri(group).value}> <{agent_iri('reader').value}>"
@@ -207,7 +209,7 @@ def restrictions(url: str, subjects: Sequence[str], group: str, *, repeat: int =
     dataset = [("named-graph-uri", g) for g in graphs]
     found: dict[str, Any] = {"visible_graphs": len(graphs), "hidden_graphs": len(hidden)}
     for key, template in QUERIES.items():
-        rewritten = template.replace("} }", "} " + VISIBLE.format(agents=agents) + " }")
+        rewritten = PREFIXES + template.replace("} }", "} " + withheld("?g", [group, "reader"]) + " }")
         ways = {"as is": (template, None), "rewritten": (rewritten, None), "dataset": (template, dataset)}
         ms: dict[str, list[float]] = {way: [] for way in ways}
         for subject in subjects:

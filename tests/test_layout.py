@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import FIXED_NOW, dump
-from workbench.ids import META_GRAPH, SOURCE_PREFIX, agent_iri, source_iri
+from workbench.ids import ACTIVITY_PREFIX, META_GRAPH, SOURCE_PREFIX, agent_iri, record_iri, source_iri
 from workbench.records import layout
 from workbench.service import Workbench
 from workbench.store import EmbeddedStore, MemoryStore, Store
@@ -63,12 +63,14 @@ def test_a_sources_description_is_in_its_own_graph(sample: Workbench, tmp_path: 
                                                                                ("group:family",))
 
 
+_MOVED = f'FILTER(STRSTARTS(STR(?g), "{SOURCE_PREFIX}") || STRSTARTS(STR(?g), "{ACTIVITY_PREFIX}"))'
+
+
 def _old_layout(store: Store) -> None:
-    """Put every source's description and every record's metadata back where stores kept them
-    before: the metadata graph."""
-    store.update(PREFIXES + f"""INSERT {{ GRAPH {META_GRAPH} {{ ?s ?p ?o }} }}
-        WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER(STRSTARTS(STR(?g), "{SOURCE_PREFIX}")) }}""")
-    for row in store.select(f'SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{}} FILTER(STRSTARTS(STR(?g), "{SOURCE_PREFIX}")) }}'):
+    """Put every source's description, every record's metadata and every act on records back
+    where stores kept them before: the metadata graph."""
+    store.update(PREFIXES + f"INSERT {{ GRAPH {META_GRAPH} {{ ?s ?p ?o }} }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {_MOVED} }}")
+    for row in store.select(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{}} {_MOVED} }}"):
         store.update(f"DROP GRAPH {row['g']}")
 
 
@@ -76,9 +78,24 @@ def _outside_meta(store: Store) -> bytes:
     return b"".join(line + b"\n" for line in dump(store).splitlines() if META_GRAPH.value.encode() not in line)
 
 
+def test_an_act_on_records_is_a_graph_of_its_own(sample: Workbench) -> None:
+    sample.supersede("m-car-1", "m-stove-1", reason="a test of where acts go")
+    sample.retract("m-pref-1", reason="no longer true")
+    store = sample.store
+    acts = store.select(PREFIXES + """SELECT ?g ?a ?r WHERE { GRAPH ?g { ?a prov:used ?r ; wb:reason ?why } }""")
+    used = {(r["r"].value, r["g"] == r["a"]) for r in acts}  # type: ignore[union-attr]
+    assert used == {(record_iri(i).value, True) for i in ("m-car-1", "m-stove-1", "m-pref-1")}
+    assert not store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ ?a prov:used ?r ; wb:reason ?why }} }}")
+    # read back as before: the audit trail, the status
+    assert [e.what for e in sample.audit("m-pref-1")][-1] == "retraction"
+    assert sample.record("m-car-1").status.value == "superseded"
+
+
 def test_a_store_of_the_earlier_layout_is_brought_to_it_when_opened(tmp_path: Path) -> None:
     with Workbench.open(tmp_path / "s", create=True, user="tester", clock=lambda: FIXED_NOW) as wb:
         wb.init(sample=True)
+        wb.retract("m-pref-1", reason="no longer true")
+        wb.supersede("m-car-1", "m-stove-1", reason="an act to move")
         _import(wb, tmp_path, [_private("p-1", "vault-note", ["group:family"], SECRET)])
         before, answer = _outside_meta(wb.store), wb.ask("my car", "needs", "gasoline")
         record = wb.record("p-1")
@@ -90,6 +107,7 @@ def test_a_store_of_the_earlier_layout_is_brought_to_it_when_opened(tmp_path: Pa
         assert _graphs_holding(wb.store, SECRET) == {source_iri("vault-note").value}
         assert wb.ask("my car", "needs", "gasoline") == answer
         assert wb.record("p-1") == record
+        assert [e.what for e in wb.audit("m-pref-1")][-1] == "retraction"
         assert not layout.migrate(wb.store)  # nothing left to move
 
 

@@ -76,7 +76,7 @@ def test_supersede_command_links_records_and_attributes_the_act(sample: Workbenc
     assert sample.record("m-pref-1").status is Status.SUPERSEDED
     rows = sample.store.select(
         "PREFIX wb: <https://w3id.org/workbench/ns#> PREFIX prov: <http://www.w3.org/ns/prov#> "
-        "SELECT ?who ?why WHERE { GRAPH <urn:wb:graph:meta> { ?a a wb:Supersession ; "
+        "SELECT ?who ?why WHERE { GRAPH ?a { ?a a wb:Supersession ; "  # the act, a graph of its own
         "prov:wasAssociatedWith ?who ; wb:reason ?why } }"
     )
     assert [(r["who"].value, r["why"].value) for r in rows] == [("urn:wb:agent:tester", "I moved to London")]  # type: ignore[union-attr]

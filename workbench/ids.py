@@ -63,13 +63,14 @@ def source_graph(graph: object) -> bool:
 
 
 def bookkeeping_graph(graph: object) -> bool:
-    """Whether ``graph`` holds Workbench's own description of things (a system graph, or a
-    source's graph) rather than a record's content.
+    """Whether ``graph`` holds Workbench's own description of things (a system graph, a source's
+    graph, or an act's that names several records) rather than a record's content.
 
     >>> bookkeeping_graph(source_iri("s1")), bookkeeping_graph(record_iri("r1"))
     (True, False)
     """
-    return graph in SYSTEM_GRAPHS or source_graph(graph)
+    return graph in SYSTEM_GRAPHS or source_graph(graph) or (
+        isinstance(graph, NamedNode) and graph.value.startswith(ACTIVITY_PREFIX))
 
 
 def agent_iri(name: str) -> NamedNode:

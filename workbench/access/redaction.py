@@ -182,8 +182,8 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
             # the status it gave a visible record it superseded.
             f"""DELETE {{ GRAPH {SUMMARIES_GRAPH} {{ ?m ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }}
                 GRAPH {SUMMARIES_GRAPH} {{ ?m wb:summarizes ?x ; ?p ?o }} }}""",
-            f"""DELETE {{ GRAPH {meta} {{ ?a ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }}
-                GRAPH {meta} {{ ?a prov:used ?x ; a ?kind ; ?p ?o }} FILTER(?kind != wb:Import) }}""",
+            f"""DELETE {{ GRAPH ?a {{ ?s ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }}
+                GRAPH ?a {{ ?a prov:used ?x }} GRAPH ?a {{ ?s ?p ?o }} }}""",  # an act's own graph
             f"""DELETE {{ GRAPH ?rm {{ ?r wb:status wb:Superseded }} }}
                 INSERT {{ GRAPH ?rm {{ ?r wb:status wb:Active }} }}
                 WHERE {{ VALUES ?x {{ {gone} }} GRAPH ?xm {{ ?x wb:supersedes ?r }}

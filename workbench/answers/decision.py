@@ -13,7 +13,7 @@ import pyoxigraph as ox
 from workbench import records
 from workbench.answers.evidence import Labels
 from workbench.answers.proofs import Prover
-from workbench.ids import META_GRAPH, record_iri
+from workbench.ids import record_iri
 from workbench.rules.engine import Engine
 from workbench.rules.primed import Primed
 from workbench.store import Store
@@ -104,7 +104,7 @@ def _support_and_why(store: Store, rec: Record) -> tuple[list[str], dict[str, st
             {{ {records.meta(f"<{rec.iri}>", f"<{rec.iri}> wb:supportedBy ?s")}
                 GRAPH ?s {{ ?s dcterms:identifier ?id OPTIONAL {{ ?s wb:locator ?loc }} }} }}
             UNION {{ {records.meta(f"<{rec.iri}>", f"<{rec.iri}> wb:supersedes ?old")}
-                GRAPH {META_GRAPH} {{ ?a a wb:Supersession ; prov:used <{rec.iri}> , ?old ; wb:reason ?why }} }} }}"""
+                GRAPH ?a {{ ?a a wb:Supersession ; prov:used <{rec.iri}> , ?old ; wb:reason ?why }} }} }}"""
     )
     supported = sorted((r for r in rows if r["id"] is not None), key=lambda r: str(r["id"]))
     why = {r["old"].value: r["why"].value for r in rows if r["old"] is not None and r["why"] is not None}

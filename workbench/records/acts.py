@@ -34,14 +34,16 @@ def agent_quads(name: str, graph: ox.NamedNode = META_GRAPH) -> list[ox.Quad]:
 
 
 def activity(
-    kind: str, cls: ox.NamedNode, *, actor: str, now: str, graph: ox.NamedNode, reason: str | None = None,
+    kind: str, cls: ox.NamedNode, *, actor: str, now: str, graph: ox.NamedNode | None, reason: str | None = None,
     iri: ox.NamedNode | None = None,
 ) -> tuple[ox.NamedNode, list[ox.Quad]]:
     """An act of ``cls`` by ``actor`` at ``now`` (a new IRI unless given), with its reason if it
-    needs one. Raises :class:`Invalid` for a blank reason."""
+    needs one, in ``graph`` (None: a graph of its own, named by the act). Raises
+    :class:`Invalid` for a blank reason."""
     if reason is not None and not reason.strip():
         raise Invalid(f"a {kind} needs a reason")
     act = iri or activity_iri(kind, f"{now}/{uuid.uuid4().hex[:8]}")
+    graph = graph or act
     quads = [
         ox.Quad(act, RDF.type, cls, graph),
         ox.Quad(act, PROV.wasAssociatedWith, agent_iri(actor), graph),

@@ -16,7 +16,7 @@ from workbench.records.acts import AGENT_KINDS
 from workbench.store.base import Store
 from workbench.vocab import PREFIXES
 
-_MOVED = "wb:Source wb:Assertion"  # what moved out of the metadata graph
+_MOVED = "wb:Source wb:Assertion wb:Supersession prov:Activity"  # what moved out of the metadata graph
 
 
 def _kinds() -> str:
@@ -24,26 +24,29 @@ def _kinds() -> str:
 
 
 def outdated(store: Store) -> bool:
-    """Whether the store keeps a source's description or a record's metadata in the metadata
-    graph (one ASK)."""
+    """Whether the store keeps a source's description, a record's metadata or an act on records
+    in the metadata graph (one ASK)."""
     return store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ ?s a ?kind }} VALUES ?kind {{ {_MOVED} }} }}")
 
 
 def migrate(store: Store) -> bool:
-    """Move every source's description, and every record's metadata, with the agents they name,
-    from the metadata graph into the source's own graph; True when there was something to move.
-    Each step is its own update and the deletes come last, so a move cut short is finished by the
-    next (engines that apply a request of several operations in part cannot leave a source half
-    moved and forgotten)."""
+    """Move every source's description and every record's metadata into the source's own graph,
+    and every act on records (a supersession, a retraction) into a graph of its own, with the
+    agents they name; True when there was something to move. Each step is its own update and the
+    deletes come last, so a move cut short is finished by the next (engines that apply a request
+    of several operations in part cannot leave a source half moved and forgotten)."""
     if not outdated(store):
         return False
     meta = META_GRAPH
-    # What goes where: a source's triples to its graph, a record's to its source's.
-    home = f"""GRAPH {meta} {{ {{ ?x a wb:Source BIND(?x AS ?s) }}
-        UNION {{ ?x a wb:Assertion ; prov:wasDerivedFrom ?s }} ?x ?p ?o }}"""
-    store.update(PREFIXES + f"INSERT {{ GRAPH ?s {{ ?x ?p ?o }} }} WHERE {{ {home} }}")
-    store.update(PREFIXES + f"""INSERT {{ GRAPH ?s {{ ?o ?q ?b }} }} WHERE {{ {home}
-        GRAPH {meta} {{ ?o a ?kind ; ?q ?b }} VALUES ?kind {{ {_kinds()} }} }}""")
+    # What goes where (?to): a source's triples to its graph, a record's to its source's (found
+    # wherever a move cut short left it), an act's to its own.
+    home = f"""{{ GRAPH {meta} {{ ?x a ?kind }} VALUES ?kind {{ wb:Source wb:Supersession prov:Activity }}
+        BIND(?x AS ?to) }}
+        UNION {{ GRAPH {meta} {{ ?x a wb:Assertion }} GRAPH ?w {{ ?x prov:wasDerivedFrom ?to }} }}
+        GRAPH {meta} {{ ?x ?p ?o }}"""
+    store.update(PREFIXES + f"INSERT {{ GRAPH ?to {{ ?x ?p ?o }} }} WHERE {{ {home} }}")
+    store.update(PREFIXES + f"""INSERT {{ GRAPH ?to {{ ?o ?q ?b }} }} WHERE {{ {home}
+        GRAPH {meta} {{ ?o a ?agent ; ?q ?b }} VALUES ?agent {{ {_kinds()} }} }}""")
     store.update(PREFIXES + f"""DELETE {{ GRAPH {meta} {{ ?x ?p ?o }} }}
         WHERE {{ GRAPH {meta} {{ ?x a ?kind ; ?p ?o }} VALUES ?kind {{ {_MOVED} }} }}""")
     return True

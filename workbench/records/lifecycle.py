@@ -14,7 +14,6 @@ from workbench.errors import Conflict, Invalid, NotFound
 from workbench.ids import (
     AUDIT_GRAPH,
     ENTITIES_GRAPH,
-    META_GRAPH,
     QUEUE_GRAPH,
     SUMMARIES_GRAPH,
     agent_iri,
@@ -59,11 +58,12 @@ def supersede(
         homes.append(home)
     if new in reach(seen, meta_graph("?a"), WB.supersedes, [old])[old]:
         raise Conflict(f"record {old_id!r} already supersedes {new_id!r}; that would be a cycle")
-    act, quads = activity("supersession", WB.Supersession, actor=actor, now=now, graph=META_GRAPH, reason=reason)
-    g = META_GRAPH
+    # The act names both records, so it is seen only by whoever sees both: a graph of its own
+    # (the act's IRI), withheld when either record is (the visibility decision of 2026-12-05).
+    act, quads = activity("supersession", WB.Supersession, actor=actor, now=now, graph=None, reason=reason)
     quads += [
-        ox.Quad(act, PROV.used, old, g),
-        ox.Quad(act, PROV.used, new, g),
+        ox.Quad(act, PROV.used, old, act),
+        ox.Quad(act, PROV.used, new, act),
         ox.Quad(new, WB.supersedes, old, homes[1]),  # the newer record's metadata
         ox.Quad(old, WB.status, WB.Superseded, homes[0]),
     ]
@@ -77,9 +77,11 @@ def retract(store: Store, record_id: str, *, actor: str, now: str, reason: str, 
     status, home = _status(seen or store, iri, record_id)
     if status != Status.ACTIVE.iri:
         raise Conflict(f"record {record_id!r} is not active")
-    act, quads = activity("retraction", PROV.Activity, actor=actor, now=now, graph=META_GRAPH, reason=reason)
+    # an act on a record is a graph of its own, seen by whoever sees the record; it outlives an
+    # erasure of the record (the audit trail keeps it)
+    act, quads = activity("retraction", PROV.Activity, actor=actor, now=now, graph=None, reason=reason)
     quads += [
-        ox.Quad(act, PROV.used, iri, META_GRAPH),
+        ox.Quad(act, PROV.used, iri, act),
         ox.Quad(iri, WB.status, WB.Retracted, home),
     ]
     store.apply(insert=quads, delete=[ox.Quad(iri, WB.status, WB.Active, home)])

@@ -1,0 +1,94 @@
+"""The audience filter an engine can evaluate (access.audience) keeps exactly the record, source
+and act graphs that a reader's view keeps: the view (a redacted copy) is the oracle."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import FIXED_NOW
+from workbench.access.audience import withheld
+from workbench.access.views import viewer
+from workbench.ids import ACTIVITY_PREFIX, RECORD_PREFIX, SOURCE_PREFIX
+from workbench.service import Workbench
+from workbench.store import EmbeddedStore, MemoryStore, RemoteStore, Store
+from workbench.vocab import PREFIXES
+
+AUDIENCES = [[], ["alice"], ["group:x"], ["bob", "group:x"], ["carol"]]
+READERS = {"alice": [], "bob": [], "xavier": ["group:x"], "carol": ["group:x"], "nobody": []}
+OURS = (f'FILTER(STRSTARTS(STR(?g), "{RECORD_PREFIX}") || STRSTARTS(STR(?g), "{SOURCE_PREFIX}") '
+        f'|| STRSTARTS(STR(?g), "{ACTIVITY_PREFIX}"))')
+
+
+def _graphs(store: Store, extra: str = "") -> set[str]:
+    rows = store.select(PREFIXES + f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {OURS} {extra} }}")
+    return {r["g"].value for r in rows}  # type: ignore[union-attr]
+
+
+def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[int, int, bool]],
+           store: Store | None = None) -> Workbench:
+    wb = Workbench(store or MemoryStore(), user="root", clock=lambda: FIXED_NOW)
+    wb.init()
+    lines = []
+    for i, source in enumerate(records):
+        lines.append({"id": f"r{i}", "statement": f"Record {i}.", "type": "observation",
+                      "visible_to": AUDIENCES[sources[source % len(sources)]],
+                      "source": {"id": f"s{source % len(sources)}", "said_by": "me"},
+                      "triples": [[f"thing {i}", "is a", "car"]]})
+    path = tmp / "records.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    wb.import_files([path])
+    done: set[int] = set()
+    for a, b, retract in acts:
+        a, b = a % len(records), b % len(records)
+        if retract and a not in done:
+            wb.retract(f"r{a}", reason="gone")
+            done.add(a)
+        elif not retract and a != b and not {a, b} & done:
+            wb.supersede(f"r{a}", f"r{b}", reason="newer")
+            done.add(a)
+    wb.add_user("root", ["admin"])
+    for name, groups in READERS.items():
+        wb.add_user(name, ["viewer"], groups=groups)
+    return wb
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sources=st.lists(st.integers(0, len(AUDIENCES) - 1), min_size=1, max_size=4),
+       records=st.lists(st.integers(0, 3), min_size=1, max_size=6),
+       acts=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.booleans()), max_size=3))
+def test_the_filter_keeps_what_the_view_keeps(tmp_path_factory: pytest.TempPathFactory, sources: list[int],
+                                              records: list[int], acts: list[tuple[int, int, bool]]) -> None:
+    wb = _world(tmp_path_factory.mktemp("audience"), sources, records, acts)
+    everything = _graphs(wb.store)
+    for name in READERS:
+        reader = viewer(wb.store, name)
+        seen = _graphs(wb.seen_by(name).store)
+        kept = _graphs(wb.store, withheld("?g", reader.agents))
+        assert kept == seen, name
+    # and it withholds something whenever someone may not see everything (so the check can fail)
+    hidden = {name: everything - _graphs(wb.store, withheld("?g", viewer(wb.store, name).agents)) for name in READERS}
+    assert bool(hidden["nobody"]) == any(AUDIENCES[sources[r % len(sources)]] for r in records)
+
+
+@pytest.mark.parametrize("backend", ["embedded", "oxigraph", "virtuoso"])
+def test_on_every_engine(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """The same filter, evaluated by each engine, against the view."""
+    if backend == "embedded":
+        store: Store = EmbeddedStore(tmp_path / "store", create=True)
+    else:
+        server = request.getfixturevalue(f"{backend}_server")
+        server.clear()
+        store = RemoteStore(server.url)
+    try:
+        wb = _world(tmp_path, [0, 1, 2, 3, 4], list(range(5)) * 2, [(0, 5, False), (1, 1, True), (2, 7, False)], store)
+        assert (store.capabilities.engine == "virtuoso") == (backend == "virtuoso")
+        for name in READERS:
+            assert _graphs(wb.store, withheld("?g", viewer(wb.store, name).agents)) == _graphs(wb.seen_by(name).store)
+        assert _graphs(wb.store, withheld("?g", viewer(wb.store, "nobody").agents)) < _graphs(wb.store)
+    finally:
+        store.close()
