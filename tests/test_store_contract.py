@@ -297,13 +297,3 @@ def test_a_prefetched_select_rides_with_the_version_check(store: Store) -> None:
         store.version()
         store.write(Batch(quads=[_quad("z")]))
         assert len(store.select(query)) == 3  # asked again after the write, not the rows sent ahead
-
-
-def test_a_dataset_naming_thousands_of_graphs(store: Store) -> None:
-    """The Protocol's dataset parameters for a reader who may see many graphs: sent where the
-    server takes them whatever their length (a URL past a server's limit was reset)."""
-    store.write(Batch(quads=[_quad("a"), _quad("b", ox.NamedNode("urn:test:other"))]))
-    many = [G, *(ox.NamedNode(f"urn:test:graph-with-a-long-name-{i:05d}") for i in range(2000))]
-    raw = store.query_raw(f"SELECT ?o WHERE {{ GRAPH ?g {{ {S} {P} ?o }} }}", results=ox.QueryResultsFormat.JSON,
-                          graph=ox.RdfFormat.TURTLE, named_graphs=many)
-    assert [b["o"]["value"] for b in json.loads(raw)["results"]["bindings"]] == ["a"]

@@ -48,7 +48,6 @@ WRITE_TIMEOUT = 600.0
 # A dump is one answer holding every quad (17M at 10M relations): this long in all, and never
 # silent for longer than the store's timeout.
 DUMP_TIMEOUT = 3600.0
-MAX_URL = 8000  # longer request lines are refused by common HTTP servers (8 KiB)
 # A graph name nobody writes: the stand-in for "an empty dataset" in a Protocol request.
 EMPTY_GRAPH = "urn:wb:graph:none"
 PROBE_IRI = ox.NamedNode("urn:wb:probe")
@@ -168,7 +167,6 @@ class RemoteStore(Store):
         new one, since a request sent twice must not be an update (see :mod:`workbench.store.transport`).
         """
         limit = timeout or self.timeout
-        where = url if len(url) <= 200 else url[:200] + "…"  # a long dataset in the URL, cut in messages
         headers = {"Content-Type": content_type, "Accept": accept}
         try:
             status, media_type, data = self._http.post(url, body, headers, timeout=limit, reuse=reuse, sink=sink,
@@ -176,19 +174,19 @@ class RemoteStore(Store):
         except (OSError, http.client.HTTPException) as exc:
             if isinstance(exc, TimeoutError):  # the deadline (Expired) or a socket timeout
                 if idle is not None and not isinstance(exc, Expired):
-                    raise StoreUnavailable(f"the SPARQL server at {where} was silent for {idle:g} s") from exc
-                raise StoreUnavailable(f"the SPARQL server at {where} did not answer within {limit:g} s") from exc
+                    raise StoreUnavailable(f"the SPARQL server at {url} was silent for {idle:g} s") from exc
+                raise StoreUnavailable(f"the SPARQL server at {url} did not answer within {limit:g} s") from exc
             if isinstance(exc, http.client.HTTPException):
-                raise StoreUnavailable(f"the SPARQL server at {where} sent a broken answer: {exc!r}") from exc
-            raise StoreUnavailable(f"cannot reach the SPARQL server at {where}: {exc}") from exc
+                raise StoreUnavailable(f"the SPARQL server at {url} sent a broken answer: {exc!r}") from exc
+            raise StoreUnavailable(f"cannot reach the SPARQL server at {url}: {exc}") from exc
         if status == 206:  # Virtuoso's "anytime" answers: cut short by a timeout or a row limit, never an answer
-            raise StoreUnavailable(f"the SPARQL server at {where} answered 206: partial results (a server-side timeout "
+            raise StoreUnavailable(f"the SPARQL server at {url} answered 206: partial results (a server-side timeout "
                                    "or result limit cut them short)")
         if status >= 300:
             detail = data.decode("utf-8", "replace").strip()[:500]
             if status == 400:
                 raise ParseError(f"the SPARQL server refused the request: {detail}")
-            raise StoreUnavailable(f"the SPARQL server at {where} answered {status}: {detail}")
+            raise StoreUnavailable(f"the SPARQL server at {url} answered {status}: {detail}")
         return media_type, data
 
     def _probe(self, *, lenient: bool) -> bool:
@@ -216,8 +214,8 @@ class RemoteStore(Store):
         0.2-0.4 ms a question's query), the Protocol's dataset parameters in the URL; else by
         URL-encoded POST, the dataset in the same form (Virtuoso 7 never answers a direct POST, and
         a server's dialect is found this way). ``post``: :meth:`_post`'s ``timeout``, ``sink``, ``idle``."""
-        at = f"{url}{'&' if '?' in url else '?'}{urllib.parse.urlencode(dataset)}" if dataset else url
-        if self.dialect.direct_post and len(at) <= MAX_URL:  # servers reset a longer URL: a form then
+        if self.dialect.direct_post:
+            at = f"{url}{'&' if '?' in url else '?'}{urllib.parse.urlencode(dataset)}" if dataset else url
             return self._post(at, query.encode(), "application/sparql-query", accept, **post)
         body = urllib.parse.urlencode([("query", query), *(dataset or [])]).encode()
         return self._post(url, body, "application/x-www-form-urlencoded", accept, **post)

@@ -38,10 +38,6 @@ from typing import IO
 MAX_IDLE = 8
 # Bytes read at a time when an answer goes to a file.
 COPY_CHUNK = 1 << 20
-# Virtuoso echoes each graph of a request's dataset as a header (X-SPARQL-named-graph): a reader
-# who may see thousands of graphs gets thousands of headers, past http.client's cap of 100 (a
-# module-wide limit: Python has no per-connection one).
-http.client._MAXHEADERS = max(http.client._MAXHEADERS, 1 << 20)  # type: ignore[attr-defined]
 # What a kept-alive connection the server has closed raises when used again.
 STALE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError, http.client.RemoteDisconnected)
 
