@@ -1,5 +1,6 @@
-"""The audience filter an engine can evaluate (access.audience) keeps exactly the record, source
-and act graphs that a reader's view keeps: the view (a redacted copy) is the oracle."""
+"""The audience filter an engine can evaluate (access.audience) keeps exactly the record, source,
+act, summary and tombstone graphs that a reader's view keeps: the view (a redacted copy) is the
+oracle."""
 
 from __future__ import annotations
 
@@ -13,15 +14,17 @@ from hypothesis import strategies as st
 from tests.conftest import FIXED_NOW
 from workbench.access.audience import withheld
 from workbench.access.views import viewer
-from workbench.ids import ACTIVITY_PREFIX, RECORD_PREFIX, SOURCE_PREFIX
+from workbench.ids import ACTIVITY_PREFIX, RECORD_PREFIX, SOURCE_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX
+from workbench.review.queue import Proposal
 from workbench.service import Workbench
 from workbench.store import EmbeddedStore, MemoryStore, RemoteStore, Store
 from workbench.vocab import PREFIXES
 
 AUDIENCES = [[], ["alice"], ["group:x"], ["bob", "group:x"], ["carol"]]
 READERS = {"alice": [], "bob": [], "xavier": ["group:x"], "carol": ["group:x"], "nobody": []}
-OURS = (f'FILTER(STRSTARTS(STR(?g), "{RECORD_PREFIX}") || STRSTARTS(STR(?g), "{SOURCE_PREFIX}") '
-        f'|| STRSTARTS(STR(?g), "{ACTIVITY_PREFIX}"))')
+OURS = "FILTER(" + " || ".join(f'STRSTARTS(STR(?g), "{p}")' for p in (
+    RECORD_PREFIX, SOURCE_PREFIX, ACTIVITY_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)) + ")"
+SUPERSEDE, RETRACT, ERASE, SUMMARISE = range(4)
 
 
 def _graphs(store: Store, extra: str = "") -> set[str]:
@@ -29,10 +32,13 @@ def _graphs(store: Store, extra: str = "") -> set[str]:
     return {r["g"].value for r in rows}  # type: ignore[union-attr]
 
 
-def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[int, int, bool]],
+def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[int, int, int]],
            store: Store | None = None) -> Workbench:
+    """Records from sources of the given audiences, then acts on them: (a, b, what) supersedes
+    record a by b, retracts a, erases a, or summarises a and b."""
     wb = Workbench(store or MemoryStore(), user="root", clock=lambda: FIXED_NOW)
     wb.init()
+    wb.add_user("root", ["admin"])
     lines = []
     for i, source in enumerate(records):
         lines.append({"id": f"r{i}", "statement": f"Record {i}.", "type": "observation",
@@ -43,15 +49,21 @@ def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[i
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     wb.import_files([path])
     done: set[int] = set()
-    for a, b, retract in acts:
+    for n, (a, b, what) in enumerate(acts):
         a, b = a % len(records), b % len(records)
-        if retract and a not in done:
-            wb.retract(f"r{a}", reason="gone")
+        if what in (RETRACT, ERASE) and a not in done:
+            if what == RETRACT:
+                wb.retract(f"r{a}", reason="gone")
+            else:
+                wb.erase(f"r{a}", reason="asked to forget")
             done.add(a)
-        elif not retract and a != b and not {a, b} & done:
+        elif what == SUPERSEDE and a != b and not {a, b} & done:
             wb.supersede(f"r{a}", f"r{b}", reason="newer")
             done.add(a)
-    wb.add_user("root", ["admin"])
+        elif what == SUMMARISE and not {a, b} & done:
+            wb.propose([{"id": f"sum{n}", "summary": f"Summary {n}.", "of": sorted({f"r{a}", f"r{b}"})}],
+                       Proposal("import", "summaries.jsonl"))
+            wb.approve([f"sum{n}"])
     for name, groups in READERS.items():
         wb.add_user(name, ["viewer"], groups=groups)
     return wb
@@ -60,9 +72,9 @@ def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[i
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sources=st.lists(st.integers(0, len(AUDIENCES) - 1), min_size=1, max_size=4),
        records=st.lists(st.integers(0, 3), min_size=1, max_size=6),
-       acts=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.booleans()), max_size=3))
+       acts=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 3)), max_size=4))
 def test_the_filter_keeps_what_the_view_keeps(tmp_path_factory: pytest.TempPathFactory, sources: list[int],
-                                              records: list[int], acts: list[tuple[int, int, bool]]) -> None:
+                                              records: list[int], acts: list[tuple[int, int, int]]) -> None:
     wb = _world(tmp_path_factory.mktemp("audience"), sources, records, acts)
     everything = _graphs(wb.store)
     for name in READERS:
@@ -85,10 +97,15 @@ def test_on_every_engine(backend: str, request: pytest.FixtureRequest, tmp_path:
         server.clear()
         store = RemoteStore(server.url)
     try:
-        wb = _world(tmp_path, [0, 1, 2, 3, 4], list(range(5)) * 2, [(0, 5, False), (1, 1, True), (2, 7, False)], store)
+        acts = [(0, 5, SUPERSEDE), (1, 1, RETRACT), (2, 7, SUPERSEDE), (3, 3, ERASE), (9, 4, ERASE),
+                (8, 6, SUMMARISE), (4, 4, SUMMARISE)]
+        wb = _world(tmp_path, [0, 1, 2, 3, 4], list(range(5)) * 2, acts, store)
         assert (store.capabilities.engine == "virtuoso") == (backend == "virtuoso")
         for name in READERS:
             assert _graphs(wb.store, withheld("?g", viewer(wb.store, name).agents)) == _graphs(wb.seen_by(name).store)
-        assert _graphs(wb.store, withheld("?g", viewer(wb.store, "nobody").agents)) < _graphs(wb.store)
+        # something of every kind is withheld from someone who may see no private source
+        kinds = (RECORD_PREFIX, SOURCE_PREFIX, ACTIVITY_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)
+        gone = _graphs(wb.store) - _graphs(wb.store, withheld("?g", viewer(wb.store, "nobody").agents))
+        assert {k for k in kinds for g in gone if g.startswith(k)} == set(kinds)
     finally:
         store.close()

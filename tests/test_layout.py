@@ -13,8 +13,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import FIXED_NOW, dump
-from workbench.ids import ACTIVITY_PREFIX, META_GRAPH, SOURCE_PREFIX, agent_iri, record_iri, source_iri
+from workbench.ids import (
+    ACTIVITY_PREFIX,
+    AUDIT_GRAPH,
+    META_GRAPH,
+    SOURCE_PREFIX,
+    SUMMARIES_GRAPH,
+    TOMBSTONE_PREFIX,
+    agent_iri,
+    record_iri,
+    source_iri,
+    summary_iri,
+    tombstone_graph,
+)
 from workbench.records import layout
+from workbench.review.queue import Proposal
 from workbench.service import Workbench
 from workbench.store import EmbeddedStore, MemoryStore, Store
 from workbench.vocab import PREFIXES, WB
@@ -146,6 +159,47 @@ def test_a_move_cut_short_is_finished_by_the_next(tmp_path: Path) -> None:
     assert layout.migrate(store)
     assert _outside_meta(store) == before
     store.close()
+
+
+def _shared_again(store: Store) -> None:
+    """Put summaries and tombstones back where stores kept them before 2026-12-06: in shared
+    graphs, a tombstone's audience as ``wb:erasedFor``."""
+    stones = f'FILTER(STRSTARTS(STR(?g), "{TOMBSTONE_PREFIX}"))'
+    store.update(PREFIXES + f"""
+        INSERT {{ GRAPH {SUMMARIES_GRAPH} {{ ?s ?p ?o }} }} WHERE {{ GRAPH ?s {{ ?s a wb:Summary ; ?p ?o }} }} ;
+        INSERT {{ GRAPH {AUDIT_GRAPH} {{ ?s ?p ?o }} }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {stones} FILTER(?s != ?g) }} ;
+        INSERT {{ GRAPH {AUDIT_GRAPH} {{ ?t wb:erasedFor ?w }} }} WHERE {{ GRAPH ?g {{ ?t a wb:Tombstone . ?g wb:visibleTo ?w }} }}""")
+    for row in store.select(PREFIXES + f"""SELECT DISTINCT ?g WHERE {{ {{ GRAPH ?g {{ ?g a wb:Summary }} }}
+                                          UNION {{ GRAPH ?g {{ ?t a wb:Tombstone }} {stones} }} }}"""):
+        store.update(f"DROP GRAPH {row['g']}")
+
+
+def test_summaries_and_tombstones_are_graphs_of_their_own_and_old_stores_are_moved(tmp_path: Path) -> None:
+    with Workbench.open(tmp_path / "s", create=True, user="tester", clock=lambda: FIXED_NOW) as wb:
+        wb.init(sample=True)
+        wb.add_user("tester", ["admin"])
+        _import(wb, tmp_path, [_private("p-1", "vault-note", ["group:family"], SECRET),
+                               _private("p-2", "vault-note", ["group:family"], SECRET)])
+        wb.propose([{"id": "s-1", "summary": "The vault's two things.", "of": ["p-1", "p-2"]}], Proposal("import", "s.jsonl"))
+        wb.approve(["s-1"])
+        wb.erase("p-2", reason="asked to forget")
+        wb.erase("m-pref-1", reason="asked to forget")
+        store = wb.store
+        # each in its own graph: the summary's named by it, the tombstone's carrying its audience
+        rows = store.select(PREFIXES + "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s a wb:Summary } }")
+        assert [r["g"] for r in rows] == [summary_iri("s-1")]
+        stones = store.select(PREFIXES + "SELECT ?g ?t ?w WHERE { GRAPH ?g { ?t a wb:Tombstone OPTIONAL { ?g wb:visibleTo ?w } } }")
+        assert {(r["g"], r["t"], r["w"]) for r in stones} == {
+            (tombstone_graph(record_iri("p-2")), record_iri("p-2"), agent_iri("group:family")),
+            (tombstone_graph(record_iri("m-pref-1")), record_iri("m-pref-1"), None)}
+        before = dump(store)
+        summaries, history = wb.summaries(include_stale=True), wb.audit("p-2")
+        _shared_again(store)
+        assert layout.outdated(store) and dump(store) != before
+    with Workbench.open(tmp_path / "s", user="tester", clock=lambda: FIXED_NOW) as wb:
+        assert not layout.outdated(wb.store)
+        assert dump(wb.store) == before
+        assert wb.summaries(include_stale=True) == summaries and wb.audit("p-2") == history
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -56,11 +56,11 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Ser
     b.stop()
 
 
-SUMMARIES_GRAPH = "SELECT ?s ?p ?o WHERE { GRAPH <urn:wb:graph:summaries> { ?s ?p ?o } }"
+SUMMARIES_GRAPH = "SELECT ?s ?p ?o WHERE { GRAPH ?s { ?s a <https://w3id.org/workbench/ns#Summary> ; ?p ?o } }"
 REASONS = "SELECT ?r WHERE { GRAPH ?g { ?a <https://w3id.org/workbench/ns#reason> ?r } }"
 READS: dict[str, tuple[str, str, Any]] = {
     "summaries, stale too": ("GET", "/api/summaries?include_stale=true", None),
-    "the summaries graph": ("POST", "/sparql", SUMMARIES_GRAPH),
+    "the summaries' graphs": ("POST", "/sparql", SUMMARIES_GRAPH),
     "every reason given": ("POST", "/sparql", REASONS),
     "the queue": ("GET", "/api/candidates?status=all", None),
     "a summary candidate": ("GET", "/api/candidates/s-zelda", None),
@@ -97,7 +97,7 @@ def test_an_outsider_reads_the_same_from_both(both: tuple[Served, Served], name:
 def test_the_family_reads_what_the_outsider_cannot(both: tuple[Served, Served]) -> None:
     a, b = both
     differ = [name for name, (m, r, body) in READS.items() if a.call("fam", m, r, body) != b.call("fam", m, r, body)]
-    assert set(differ) >= {"summaries, stale too", "the summaries graph", "every reason given", "the queue",
+    assert set(differ) >= {"summaries, stale too", "the summaries' graphs", "every reason given", "the queue",
                            "a summary candidate", "a public record a private one corrected", "its current value",
                            "an erased private record's history", "a retracted private record's audit"}
 
@@ -131,5 +131,5 @@ def test_on_the_command_line_too(both: tuple[Served, Served], tmp_path: Path, ar
     if args[0] == "summaries":
         assert outputs[0] == outputs[1]
     else:
-        assert re.sub(r"urn:wb:activity:\S+", "", outputs[0]).count("<urn:wb:graph:summaries>") == re.sub(
-            r"urn:wb:activity:\S+", "", outputs[1]).count("<urn:wb:graph:summaries>")
+        assert re.sub(r"urn:wb:activity:\S+", "", outputs[0]).count("<urn:wb:summary:") == re.sub(
+            r"urn:wb:activity:\S+", "", outputs[1]).count("<urn:wb:summary:")

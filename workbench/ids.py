@@ -39,6 +39,8 @@ ENTITY_PREFIX = "urn:wb:entity:"
 AGENT_PREFIX = "urn:wb:agent:"
 ACTIVITY_PREFIX = "urn:wb:activity:"
 CANDIDATE_PREFIX = "urn:wb:candidate:"
+SUMMARY_PREFIX = "urn:wb:summary:"  # a summary, and the graph that holds it
+TOMBSTONE_PREFIX = "urn:wb:tombstone:"  # the graph that holds an erased record's tombstone
 
 _SAFE = "-._~!$&'()*+,;=@"
 
@@ -64,13 +66,13 @@ def source_graph(graph: object) -> bool:
 
 def bookkeeping_graph(graph: object) -> bool:
     """Whether ``graph`` holds Workbench's own description of things (a system graph, a source's
-    graph, or an act's that names several records) rather than a record's content.
+    graph, an act's, a summary's or a tombstone's) rather than a record's content.
 
     >>> bookkeeping_graph(source_iri("s1")), bookkeeping_graph(record_iri("r1"))
     (True, False)
     """
-    return graph in SYSTEM_GRAPHS or source_graph(graph) or (
-        isinstance(graph, NamedNode) and graph.value.startswith(ACTIVITY_PREFIX))
+    return graph in SYSTEM_GRAPHS or (isinstance(graph, NamedNode) and graph.value.startswith(
+        (SOURCE_PREFIX, ACTIVITY_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)))
 
 
 def agent_iri(name: str) -> NamedNode:
@@ -79,7 +81,13 @@ def agent_iri(name: str) -> NamedNode:
 
 
 def summary_iri(summary_id: str) -> NamedNode:
-    return NamedNode("urn:wb:summary:" + _encode(summary_id))
+    """A summary, and the graph that holds it (seen by whoever sees every record it summarises)."""
+    return NamedNode(SUMMARY_PREFIX + _encode(summary_id))
+
+
+def tombstone_graph(record: NamedNode) -> NamedNode:
+    """The graph of an erased record's tombstone, which carries who may see it (``wb:visibleTo``)."""
+    return NamedNode(TOMBSTONE_PREFIX + record.value.removeprefix(RECORD_PREFIX))
 
 
 def candidate_iri(candidate_id: str) -> NamedNode:

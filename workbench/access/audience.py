@@ -2,20 +2,21 @@
 
 In the layout of 2026-12-05 (docs/decisions/20261205-visibility-the-engine-enforces.md) what a
 reader may not see of the records is a set of named graphs, each carrying or pointing at its
-audience:
+audience in one of three ways:
 
-- a source's graph (``urn:wb:source:ID``) holds the source's ``wb:visibleTo`` (none: everyone);
-- a record's graph is seen by whoever sees the source it was taken from (``prov:wasDerivedFrom``,
+- a graph that names its own audience: ``GRAPH ?g { ?g wb:visibleTo ... }`` (a source's graph,
+  an erased record's tombstone's; none: everyone);
+- a record's graph, seen by whoever sees the source it was taken from (``prov:wasDerivedFrom``,
   in that source's graph);
-- an act on records (a supersession, a retraction) is a graph of its own, seen by whoever sees
-  every record it used (``prov:used``).
+- a graph about records (an act on them, a supersession or a retraction; a summary of them), seen
+  by whoever sees every record it names (``prov:used``, ``wb:summarizes``).
 
 :func:`withheld` writes that as SPARQL: a filter to put after a ``GRAPH ?g { ... }`` pattern so
 that the engine drops the solutions from graphs the reader may not see, whatever the store's
-size (a lookup per graph a solution binds). The shared graphs (metadata, entities, queue,
-summaries, audit) still hold things a reader may not see and are not judged here: until they are
-split too, a restricted reader reads a view (:mod:`workbench.access.views`), which the tests use
-as the oracle for this filter.
+size (a lookup per graph a solution binds). The shared graphs (metadata, entities, queue) still
+hold things a reader may not see and are not judged here: until they are split too, a restricted
+reader reads a view (:mod:`workbench.access.views`), which the tests use as the oracle for this
+filter.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from workbench.ids import agent_iri
 
 
 def _hidden_source(s: str, agents: str) -> str:
-    """SPARQL true of a source ``s`` (a variable bound before) that names an audience without the reader."""
+    """SPARQL true of a graph ``s`` (a source's, a tombstone's: a variable bound before) that
+    names its own audience, without the reader."""
     return (f"GRAPH {s} {{ {s} wb:visibleTo ?_any }} "
             f"FILTER NOT EXISTS {{ GRAPH {s} {{ {s} wb:visibleTo ?_who }} VALUES ?_who {{ {agents} }} }}")
 
@@ -35,8 +37,8 @@ def withheld(g: str, agents: Iterable[str]) -> str:
     """A filter keeping the solutions whose graph ``g`` (a variable) a reader whose name and
     groups are ``agents`` may see (graphs that carry no audience are kept)."""
     names = " ".join(str(agent_iri(a)) for a in sorted(set(agents))) or "<urn:wb:agent:nobody>"
-    source = _hidden_source(g, names)
+    own = _hidden_source(g, names)
     record = f"GRAPH ?_src {{ {g} prov:wasDerivedFrom ?_src }} {_hidden_source('?_src', names)}"
-    act = (f"GRAPH {g} {{ {g} prov:used ?_rec }} GRAPH ?_rsrc {{ ?_rec prov:wasDerivedFrom ?_rsrc }} "
-           f"{_hidden_source('?_rsrc', names)}")
-    return f"FILTER NOT EXISTS {{ {{ {source} }} UNION {{ {record} }} UNION {{ {act} }} }}"
+    about = (f"GRAPH {g} {{ {g} prov:used|wb:summarizes ?_rec }} GRAPH ?_rsrc {{ ?_rec prov:wasDerivedFrom ?_rsrc }} "
+             f"{_hidden_source('?_rsrc', names)}")
+    return f"FILTER NOT EXISTS {{ {{ {own} }} UNION {{ {record} }} UNION {{ {about} }} }}"

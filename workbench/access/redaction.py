@@ -24,14 +24,14 @@ from dataclasses import dataclass
 import pyoxigraph as ox
 
 from workbench.ids import (
-    AUDIT_GRAPH,
     ENTITIES_GRAPH,
     ENTITY_PREFIX,
     META_GRAPH,
     QUEUE_GRAPH,
     SOURCE_PREFIX,
     STORE_NODE,
-    SUMMARIES_GRAPH,
+    SUMMARY_PREFIX,
+    TOMBSTONE_PREFIX,
     USERS_GRAPH,
     agent_iri,
     id_from_iri,
@@ -113,10 +113,10 @@ def _agents(agents: frozenset[str]) -> str:
 
 
 def hidden_tombstones(store: Store, agents: frozenset[str]) -> list[ox.NamedNode]:
-    """Tombstones of records erased for an audience that leaves out a reader with ``agents``."""
+    """The graphs of tombstones of records erased for an audience that leaves out a reader with ``agents``."""
     rows = store.select(
-        PREFIXES + f"""SELECT DISTINCT ?t WHERE {{ GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone ; wb:erasedFor ?any }}
-        FILTER NOT EXISTS {{ GRAPH {AUDIT_GRAPH} {{ ?t wb:erasedFor ?a }} VALUES ?a {{ {_agents(agents)} }} }} }}"""
+        PREFIXES + f"""SELECT DISTINCT ?t WHERE {{ GRAPH ?t {{ ?r a wb:Tombstone . ?t wb:visibleTo ?any }}
+        FILTER NOT EXISTS {{ GRAPH ?t {{ ?t wb:visibleTo ?a }} VALUES ?a {{ {_agents(agents)} }} }} }}"""
     )
     return [r["t"] for r in rows if isinstance(r["t"], ox.NamedNode)]
 
@@ -178,12 +178,10 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
         ) if records else []
         steps = [
             # What rests on a hidden record first, while the links that tell are still there:
-            # summaries of it; acts that used it (supersessions, retractions, with their reasons);
-            # the status it gave a visible record it superseded.
-            f"""DELETE {{ GRAPH {SUMMARIES_GRAPH} {{ ?m ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }}
-                GRAPH {SUMMARIES_GRAPH} {{ ?m wb:summarizes ?x ; ?p ?o }} }}""",
+            # the graphs about it (an act that used it: a supersession, a retraction, with its
+            # reason; a summary of it); the status it gave a visible record it superseded.
             f"""DELETE {{ GRAPH ?a {{ ?s ?p ?o }} }} WHERE {{ VALUES ?x {{ {gone} }}
-                GRAPH ?a {{ ?a prov:used ?x }} GRAPH ?a {{ ?s ?p ?o }} }}""",  # an act's own graph
+                GRAPH ?a {{ ?a prov:used|wb:summarizes ?x }} GRAPH ?a {{ ?s ?p ?o }} }}""",
             f"""DELETE {{ GRAPH ?rm {{ ?r wb:status wb:Superseded }} }}
                 INSERT {{ GRAPH ?rm {{ ?r wb:status wb:Active }} }}
                 WHERE {{ VALUES ?x {{ {gone} }} GRAPH ?xm {{ ?x wb:supersedes ?r }}
@@ -206,8 +204,7 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
             GRAPH {QUEUE_GRAPH} {{ ?a ?p ?c ; ?q ?b }} }}"""
         )
     if hidden.tombstones:
-        db.update(f"""DELETE {{ GRAPH {AUDIT_GRAPH} {{ ?t ?p ?o }} }} WHERE {{
-            VALUES ?t {{ {_values(hidden.tombstones)} }} GRAPH {AUDIT_GRAPH} {{ ?t ?p ?o }} }}""")
+        db.update(" ;\n".join(f"DROP SILENT GRAPH {t}" for t in hidden.tombstones))
     # What nothing left refers to: import and proposal runs (records refer to them from their
     # sources' graphs), then agents, graph by graph (each graph describes the agents it names).
     db.update(
@@ -215,7 +212,7 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
         GRAPH ?g {{ ?a a ?kind ; ?p ?o }} VALUES ?kind {{ wb:Import wb:Proposal }}
         FILTER NOT EXISTS {{ GRAPH ?any {{ ?x ?q ?a }} }} }} ;
         DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{
-        VALUES ?g {{ {meta} {QUEUE_GRAPH} {ents} {SUMMARIES_GRAPH} {AUDIT_GRAPH} }}
+        VALUES ?g {{ {meta} {QUEUE_GRAPH} {ents} }}
         VALUES ?kind {{ {_values(AGENT_KINDS)} }}
         GRAPH ?g {{ ?a a ?kind }} FILTER NOT EXISTS {{ GRAPH ?g {{ ?x ?q ?a }} }}
         GRAPH ?g {{ ?a ?p ?o }} }}"""
@@ -263,15 +260,26 @@ def _drop_entities(db: ox.Store, hidden: list[ox.NamedNode]) -> None:
     )
 
 
+OWN_GRAPHS = (SOURCE_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)  # a graph each; counted by kind
+
+
+def _kind(iri: str) -> str:
+    """SPARQL for which of :data:`OWN_GRAPHS` the IRI ``iri`` starts with ("" for none), in one pass."""
+    out = '""'
+    for prefix in OWN_GRAPHS:
+        out = f'IF(STRSTARTS({iri}, {json.dumps(prefix)}), {json.dumps(prefix)}, {out})'
+    return out
+
+
 def _own_revision(db: ox.Store) -> None:
     """A view's revision token moves only when what it shows moves: a digest of how much each of
     Workbench's own graphs holds, instead of the store's token, which every write moves (even one
     the reader may not see)."""
     counts = db.query(
         f"""SELECT ?g (COUNT(*) AS ?n) WHERE {{
-        {{ VALUES ?g {{ {META_GRAPH} {ENTITIES_GRAPH} {AUDIT_GRAPH} {QUEUE_GRAPH} {SUMMARIES_GRAPH} }}
+        {{ VALUES ?g {{ {META_GRAPH} {ENTITIES_GRAPH} {QUEUE_GRAPH} }}
            GRAPH ?g {{ ?s ?p ?o }} FILTER(?s != {STORE_NODE}) }}
-        UNION {{ GRAPH ?h {{ ?s ?p ?o }} FILTER(STRSTARTS(STR(?h), "{SOURCE_PREFIX}")) BIND("sources" AS ?g) }}
+        UNION {{ GRAPH ?h {{ ?s ?p ?o }} BIND({_kind("STR(?h)")} AS ?g) FILTER(?g != "") }}
         }} GROUP BY ?g ORDER BY ?g"""
     )
     assert isinstance(counts, ox.QuerySolutions)

@@ -52,6 +52,7 @@ OWN_PREFIXES = (
     "urn:wb:activity:",
     "urn:wb:candidate:",
     "urn:wb:summary:",
+    "urn:wb:tombstone:",
     "urn:wb:rule:",
     "urn:wb:rules:",
 )

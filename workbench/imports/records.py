@@ -21,7 +21,7 @@ import pyoxigraph as ox
 
 from workbench.access.writes import Writer, check_term, everything, taken
 from workbench.errors import Conflict, Forbidden, Invalid
-from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, record_iri, source_iri
+from workbench.ids import ENTITIES_GRAPH, record_iri, source_iri
 from workbench.imports import literals
 from workbench.imports.common import (
     AssertionSpec,
@@ -150,7 +150,7 @@ class RecordsPlanner:
         rows = self.store.select(
             PREFIXES + f"SELECT ?r ?d ?erased WHERE {{ VALUES ?r {{ {values} }} "
             f"{{ {meta('?r', '?r a wb:Assertion OPTIONAL { ?r wb:recordDigest ?d }')} }} UNION "
-            f"{{ GRAPH {AUDIT_GRAPH} {{ ?r a wb:Tombstone }} BIND(true AS ?erased) }} }}"
+            f"{{ GRAPH ?stone {{ ?r a wb:Tombstone }} BIND(true AS ?erased) }} }}"
         )
         existing = {row["r"].value: row for row in rows}  # type: ignore[union-attr]
         seen = existing
@@ -158,7 +158,7 @@ class RecordsPlanner:
             rows = self.seen.select(
                 PREFIXES + f"SELECT ?r WHERE {{ VALUES ?r {{ {' '.join(f'<{r}>' for r in existing)} }} "
                 f"{{ {meta('?r', '?r a wb:Assertion')} }} UNION "
-                f"{{ GRAPH {AUDIT_GRAPH} {{ ?r a wb:Tombstone }} }} }}"
+                f"{{ GRAPH ?stone {{ ?r a wb:Tombstone }} }} }}"
             )
             seen = {r["r"].value: existing[r["r"].value] for r in rows}  # type: ignore[union-attr]
         todo = []

@@ -17,7 +17,7 @@ import pyoxigraph as ox
 
 from workbench import limits
 from workbench.errors import Invalid, NotFound, Unsupported
-from workbench.ids import AUDIT_GRAPH, ENTITIES_GRAPH, id_from_iri, record_iri
+from workbench.ids import ENTITIES_GRAPH, id_from_iri, record_iri
 from workbench.store import Store
 from workbench.store.base import reach
 from workbench.values.records import Record, RecordType, Source, Status, Tombstone
@@ -266,7 +266,7 @@ def _ordered(store: Store, iris: list[ox.NamedNode], records: dict[str, Record])
 
 def tombstone(store: Store, iri: ox.NamedNode) -> Tombstone | None:
     rows = store.select(
-        PREFIXES + f"SELECT ?kind ?who ?when ?why WHERE {{ GRAPH {AUDIT_GRAPH} {{ {iri} a wb:Tombstone ; "
+        PREFIXES + f"SELECT ?kind ?who ?when ?why WHERE {{ GRAPH ?stone {{ {iri} a wb:Tombstone ; "
         "wb:erasedKind ?kind ; prov:wasAttributedTo ?who ; prov:invalidatedAtTime ?when ; wb:reason ?why } }"
     )
     if not rows:
@@ -304,7 +304,7 @@ def stats(store: Store) -> dict[str, Any]:
         "(COUNT(*) AS ?quads) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(?p != wb:tokenHash) }"
     )[0]
     tomb = store.select(
-        PREFIXES + f"SELECT (COUNT(?t) AS ?n) WHERE {{ GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone }} }}"
+        PREFIXES + "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH ?stone { ?t a wb:Tombstone } }"
     )[0]
     return {
         "records": sum(by_type.values()),

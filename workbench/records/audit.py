@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.errors import NotFound
-from workbench.ids import AUDIT_GRAPH, ONTOLOGY_GRAPH, QUEUE_GRAPH, id_from_iri, record_iri
+from workbench.ids import ONTOLOGY_GRAPH, QUEUE_GRAPH, id_from_iri, record_iri
 from workbench.store import Store
 from workbench.vocab import PREFIXES
 
@@ -56,7 +56,7 @@ def trail(store: Store, record_id: str) -> list[Event]:
         if key not in events or len(detail) > len(events[key].detail):
             events[key] = Event(r["when"].value, kind, who, detail)  # type: ignore[union-attr]
     stone = store.select(
-        PREFIXES + f"""SELECT ?when ?who ?why WHERE {{ GRAPH {AUDIT_GRAPH} {{ {iri} a wb:Tombstone ;
+        PREFIXES + f"""SELECT ?when ?who ?why WHERE {{ GRAPH ?stone {{ {iri} a wb:Tombstone ;
         prov:invalidatedAtTime ?when ; prov:wasAttributedTo ?who ; wb:reason ?why }} }}"""
     )
     for r in stone:

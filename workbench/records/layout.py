@@ -7,11 +7,16 @@ reader may not see of a source is then one named graph, which an engine can with
 (docs/decisions/20261205-visibility-the-engine-enforces.md). A store or an export from before
 keeps them in ``urn:wb:graph:meta``; :func:`migrate` moves them, and is run when a Workbench
 opens a store and after a restore.
+
+Since 2026-12-06 a summary is a graph of its own (named by the summary) and so is an erased
+record's tombstone (``urn:wb:tombstone:ID``, its audience the graph's ``wb:visibleTo``), where
+they were in the shared ``urn:wb:graph:summaries`` and ``urn:wb:graph:audit`` (the audience then
+``wb:erasedFor``); :func:`migrate` moves those too.
 """
 
 from __future__ import annotations
 
-from workbench.ids import META_GRAPH
+from workbench.ids import AUDIT_GRAPH, META_GRAPH, RECORD_PREFIX, SUMMARIES_GRAPH, TOMBSTONE_PREFIX
 from workbench.records.acts import AGENT_KINDS
 from workbench.store.base import Store
 from workbench.vocab import PREFIXES
@@ -25,8 +30,10 @@ def _kinds() -> str:
 
 def outdated(store: Store) -> bool:
     """Whether the store keeps a source's description, a record's metadata or an act on records
-    in the metadata graph (one ASK)."""
-    return store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ ?s a ?kind }} VALUES ?kind {{ {_MOVED} }} }}")
+    in the metadata graph, or summaries or tombstones in shared graphs (one ASK)."""
+    return store.ask(PREFIXES + f"""ASK {{ {{ GRAPH {META_GRAPH} {{ ?s a ?kind }} VALUES ?kind {{ {_MOVED} }} }}
+        UNION {{ GRAPH {SUMMARIES_GRAPH} {{ ?s a wb:Summary }} }}
+        UNION {{ GRAPH {AUDIT_GRAPH} {{ ?s a wb:Tombstone }} }} }}""")
 
 
 def migrate(store: Store) -> bool:
@@ -37,6 +44,7 @@ def migrate(store: Store) -> bool:
     of several operations in part cannot leave a source half moved and forgotten)."""
     if not outdated(store):
         return False
+    _own_graphs(store)
     meta = META_GRAPH
     # What goes where (?to): a source's triples to its graph, a record's to its source's (found
     # wherever a move cut short left it), an act's to its own.
@@ -50,3 +58,19 @@ def migrate(store: Store) -> bool:
     store.update(PREFIXES + f"""DELETE {{ GRAPH {meta} {{ ?x ?p ?o }} }}
         WHERE {{ GRAPH {meta} {{ ?x a ?kind ; ?p ?o }} VALUES ?kind {{ {_MOVED} }} }}""")
     return True
+
+
+def _own_graphs(store: Store) -> None:
+    """Summaries and tombstones out of their shared graphs, into a graph each (a tombstone's
+    ``wb:erasedFor`` becomes its graph's ``wb:visibleTo``); the shared graphs held nothing else
+    (and the agents they named, which go along), so they are dropped last."""
+    stone = f'BIND(IRI(CONCAT("{TOMBSTONE_PREFIX}", STRAFTER(STR(?t), "{RECORD_PREFIX}"))) AS ?to)'
+    store.update(f"INSERT {{ GRAPH ?s {{ ?s ?p ?o }} }} WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s ?p ?o }} }}")
+    store.update(PREFIXES + f"""INSERT {{ GRAPH ?to {{ ?t ?p ?o }} }} WHERE {{
+        GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone ; ?p ?o }} FILTER(?p != wb:erasedFor) {stone} }}""")
+    store.update(PREFIXES + f"""INSERT {{ GRAPH ?to {{ ?to wb:visibleTo ?who }} }} WHERE {{
+        GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone ; wb:erasedFor ?who }} {stone} }}""")
+    store.update(PREFIXES + f"""INSERT {{ GRAPH ?to {{ ?a ?q ?b }} }} WHERE {{
+        GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone ; prov:wasAttributedTo ?a . ?a a ?kind ; ?q ?b }}
+        VALUES ?kind {{ {_kinds()} }} {stone} }}""")
+    store.update(f"DROP SILENT GRAPH {SUMMARIES_GRAPH} ; DROP SILENT GRAPH {AUDIT_GRAPH}")

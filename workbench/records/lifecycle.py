@@ -12,13 +12,12 @@ import pyoxigraph as ox
 
 from workbench.errors import Conflict, Invalid, NotFound
 from workbench.ids import (
-    AUDIT_GRAPH,
     ENTITIES_GRAPH,
     QUEUE_GRAPH,
-    SUMMARIES_GRAPH,
     agent_iri,
     id_from_iri,
     record_iri,
+    tombstone_graph,
 )
 from workbench.names.keys import name_key
 from workbench.records import get, meta, meta_graph
@@ -89,7 +88,7 @@ def retract(store: Store, record_id: str, *, actor: str, now: str, reason: str, 
 
 def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, seen: Store | None = None) -> Tombstone:
     """Remove a record and every copy of it the store manages; leave a tombstone, seen by those
-    who could see the record (``wb:erasedFor``: its source's audience; everyone if it had none).
+    who could see the record: its graph's ``wb:visibleTo`` is the source's audience (none: everyone).
     The record is looked up in ``seen`` (see :func:`supersede`)."""
     iri = record_iri(record_id)
     home = _status(seen or store, iri, record_id)[1]
@@ -103,10 +102,10 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, se
     doomed += _names_given(store, iri)
     doomed += _candidates(store, iri)
     doomed += summary_copies(store, iri)
-    g = AUDIT_GRAPH
+    g = tombstone_graph(iri)  # a graph of its own, seen by whoever could see the record
     kind = f"assertion ({record.type.value})"
     stone = [
-        *(ox.Quad(iri, WB.erasedFor, who, g) for who in audience),
+        *(ox.Quad(g, WB.visibleTo, who, g) for who in audience),
         ox.Quad(iri, RDF.type, WB.Tombstone, g),
         ox.Quad(iri, WB.erasedKind, ox.Literal(kind), g),
         ox.Quad(iri, PROV.wasAttributedTo, agent_iri(actor), g),
@@ -198,15 +197,15 @@ def summary_copies(store: Store, record: ox.NamedNode) -> list[ox.Quad]:
     it existed, and it reads as stale: "ID is erased")."""
     rid = id_from_iri(record)
     bases = store.select(
-        PREFIXES + f"SELECT ?s ?b WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s wb:summarizes {record} ; wb:basis ?b }} }}"
+        PREFIXES + f"SELECT ?s ?b WHERE {{ GRAPH ?s {{ ?s wb:summarizes {record} ; wb:basis ?b }} }}"
     )
-    doomed = {ox.Quad(r["s"], WB.basis, r["b"], SUMMARIES_GRAPH) for r in bases  # type: ignore[arg-type]
+    doomed = {ox.Quad(r["s"], WB.basis, r["b"], r["s"]) for r in bases  # type: ignore[arg-type]
               if r["b"] is not None and r["b"].value.rpartition("@")[0] == rid}
     rows = store.select(
-        PREFIXES + f"""SELECT ?s ?t ?c ?p ?o WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s wb:summarizes {record} ;
+        PREFIXES + f"""SELECT ?s ?t ?c ?p ?o WHERE {{ GRAPH ?s {{ ?s wb:summarizes {record} ;
         wb:summaryText ?t OPTIONAL {{ ?s wb:fromCandidate ?c }} }}
         OPTIONAL {{ GRAPH {QUEUE_GRAPH} {{ ?c ?p ?o FILTER(?p IN (wb:payload, wb:sourceSpan)) }} }} }}"""
     )
-    out = {ox.Quad(r["s"], WB.summaryText, r["t"], SUMMARIES_GRAPH) for r in rows}  # type: ignore[arg-type]
+    out = {ox.Quad(r["s"], WB.summaryText, r["t"], r["s"]) for r in rows}  # type: ignore[arg-type]
     out |= {ox.Quad(r["c"], r["p"], r["o"], QUEUE_GRAPH) for r in rows if r["p"] is not None}  # type: ignore[arg-type]
     return sorted(out | doomed, key=str)

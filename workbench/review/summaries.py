@@ -4,7 +4,8 @@ it summarises and is **fresh** only while every one of them is still active and 
 moment one is superseded, retracted or erased it reads as **stale**, with the reason (an erased
 record keeps its link, not its digest: :func:`workbench.records.lifecycle.summary_copies`). Freshness
 is computed on every read, so there is no moment at which a stale summary passes for fresh. A
-summary is never evidence: answers read assertions only, and this graph is not one.
+summary is never evidence: answers read assertions only, and a summary's graph (its own, named by
+the summary, seen by whoever sees every record it summarises) is not one.
 
 A summary candidate is a JSON object ``{"id", "summary", "of": [record ids], "about"?: [names],
 "span"?}``.
@@ -19,7 +20,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from workbench.errors import Conflict, Invalid
-from workbench.ids import AUDIT_GRAPH, SUMMARIES_GRAPH, id_from_iri, record_iri, summary_iri
+from workbench.ids import SUMMARY_PREFIX, id_from_iri, record_iri, summary_iri
 from workbench.store import Store
 from workbench.vocab import PREFIXES, PROV, RDF, WB
 
@@ -66,7 +67,7 @@ def _state(store: Store, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     rows = store.select(
         PREFIXES + f"""SELECT ?r ?st ?d ?t WHERE {{ VALUES ?r {{ {values} }}
         OPTIONAL {{ GRAPH ?m {{ ?r wb:status ?st OPTIONAL {{ ?r wb:recordDigest ?d }} }} }}
-        OPTIONAL {{ GRAPH {AUDIT_GRAPH} {{ ?r a wb:Tombstone BIND(true AS ?t) }} }} }}"""
+        OPTIONAL {{ GRAPH ?stone {{ ?r a wb:Tombstone BIND(true AS ?t) }} }} }}"""
     )
     out = {}
     for r in rows:
@@ -99,7 +100,7 @@ def plan_approval(
     if bad:
         raise Conflict(f"summary {summary['id']} cannot be approved: {'; '.join(bad)}")
     node = summary_iri(summary["id"])
-    g = SUMMARIES_GRAPH
+    g = node  # a graph of its own: withheld from whoever may not see a record it summarises
     quads = [ox.Quad(node, RDF.type, WB.Summary, g), ox.Quad(node, WB.summaryText, ox.Literal(summary["summary"]), g),
              ox.Quad(node, WB.fromCandidate, candidate, g),
              ox.Quad(node, PROV.wasGeneratedBy, act, g)]
@@ -114,7 +115,7 @@ def summaries(store: Store, *, of: str | None = None, include_stale: bool = Fals
     ``include_stale``; each says whether it is fresh and, if not, why."""
     pin = f"?s wb:summarizes {record_iri(of)} ." if of else ""
     rows = store.select(
-        PREFIXES + f"""SELECT ?s ?text ?r ?basis WHERE {{ GRAPH {SUMMARIES_GRAPH} {{ ?s a wb:Summary . {pin}
+        PREFIXES + f"""SELECT ?s ?text ?r ?basis WHERE {{ GRAPH ?s {{ ?s a wb:Summary . {pin}
         {{ ?s wb:summarizes ?r }} UNION {{ ?s wb:basis ?basis }} OPTIONAL {{ ?s wb:summaryText ?text }} }} }}"""
     )
     # The records a summary rests on are its wb:summarizes links; each has a basis (ID@DIGEST)
@@ -142,7 +143,7 @@ def summaries(store: Store, *, of: str | None = None, include_stale: bool = Fals
                 why.append(f"{rid} is {status}")
             elif now != digest:
                 why.append(f"{rid} changed")
-        s = Summary(iri.removeprefix("urn:wb:summary:"), text, tuple(r for r, _ in basis), not why, tuple(why))
+        s = Summary(iri.removeprefix(SUMMARY_PREFIX), text, tuple(r for r, _ in basis), not why, tuple(why))
         if s.fresh or include_stale:
             out.append(s)
     return out

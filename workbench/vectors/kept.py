@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from workbench.ids import AUDIT_GRAPH, META_GRAPH, STORE_NODE
+from workbench.ids import META_GRAPH, STORE_NODE
 from workbench.records import meta
 from workbench.store import Store
 from workbench.vectors.encoders import Encoder, HashingEncoder
@@ -48,7 +48,7 @@ def fingerprint(store: Store) -> str:
         + " } GROUP BY ?st ORDER BY ?st"
     )
     tomb = store.select(
-        PREFIXES + f"SELECT (COUNT(?t) AS ?n) WHERE {{ GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone }} }}"
+        PREFIXES + "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH ?stone { ?t a wb:Tombstone } }"
     )[0]
     parts = [f"{r['st'].value.rsplit('#', 1)[-1]}={r['n'].value}" for r in rows]  # type: ignore[union-attr]
     token = rev[0]["r"].value if rev else ""  # type: ignore[union-attr]
