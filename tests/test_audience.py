@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import FIXED_NOW
-from workbench.access.audience import withheld
+from workbench.access.audience import covers, withheld
+from workbench.errors import Conflict
 from workbench.access.views import viewer
 from workbench.ids import ACTIVITY_PREFIX, RECORD_PREFIX, SOURCE_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX
 from workbench.review.queue import Proposal
@@ -58,8 +59,13 @@ def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[i
                 wb.erase(f"r{a}", reason="asked to forget")
             done.add(a)
         elif what == SUPERSEDE and a != b and not {a, b} & done:
-            wb.supersede(f"r{a}", f"r{b}", reason="newer")
-            done.add(a)
+            old, new = (AUDIENCES[sources[records[i] % len(sources)]] for i in (a, b))
+            if covers(old, new):
+                wb.supersede(f"r{a}", f"r{b}", reason="newer")
+                done.add(a)
+            else:  # it would tell the newer record's readers that the older exists
+                with pytest.raises(Conflict, match="would learn it exists"):
+                    wb.supersede(f"r{a}", f"r{b}", reason="newer")
         elif what == SUMMARISE and not {a, b} & done:
             wb.propose([{"id": f"sum{n}", "summary": f"Summary {n}.", "of": sorted({f"r{a}", f"r{b}"})}],
                        Proposal("import", "summaries.jsonl"))

@@ -23,7 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from workbench.ids import agent_iri
+import pyoxigraph as ox
+
+from workbench.errors import Conflict
+from workbench.ids import agent_iri, id_from_iri
+from workbench.store.base import Store
+from workbench.vocab import PREFIXES
 
 
 def _hidden_source(s: str, agents: str) -> str:
@@ -42,3 +47,42 @@ def withheld(g: str, agents: Iterable[str]) -> str:
     about = (f"GRAPH {g} {{ {g} prov:used|wb:summarizes ?_rec }} GRAPH ?_rsrc {{ ?_rec prov:wasDerivedFrom ?_rsrc }} "
              f"{_hidden_source('?_rsrc', names)}")
     return f"FILTER NOT EXISTS {{ {{ {own} }} UNION {{ {record} }} UNION {{ {about} }} }}"
+
+
+def covers(wider: Iterable[str], narrower: Iterable[str]) -> bool:
+    """Whether everyone who may see what has the audience ``narrower`` may see what has the
+    audience ``wider`` (an audience is a list of people and groups; none: everyone). Group
+    membership changes, so only the lists are compared.
+
+    >>> covers([], ["alice"]), covers(["alice", "bob"], ["bob"]), covers(["alice"], []), covers(["bob"], ["alice"])
+    (True, True, False, False)
+    """
+    wide, narrow = set(wider), set(narrower)
+    return not wide or (bool(narrow) and narrow <= wide)
+
+
+def of_source(store: Store, source: ox.NamedNode) -> tuple[str, ...]:
+    """Who may see a recorded source (none: everyone), as the names records use."""
+    rows = store.select(PREFIXES + f"SELECT ?a WHERE {{ GRAPH {source} {{ {source} wb:visibleTo ?a }} }} ORDER BY ?a")
+    return tuple(id_from_iri(r["a"]) for r in rows if isinstance(r["a"], ox.NamedNode))
+
+
+def of_record(store: Store, record: ox.NamedNode) -> tuple[str, ...]:
+    """Who may see a recorded record: its source's audience."""
+    rows = store.select(PREFIXES + f"""SELECT ?a WHERE {{ GRAPH ?m {{ {record} prov:wasDerivedFrom ?s }}
+        GRAPH ?s {{ ?s wb:visibleTo ?a }} }} ORDER BY ?a""")
+    return tuple(id_from_iri(r["a"]) for r in rows if isinstance(r["a"], ox.NamedNode))
+
+
+def check_named(what: str, audience: Iterable[str], named: str, named_audience: Iterable[str], *,
+                where: str | None = None) -> None:
+    """A record's metadata sits in its source's graph, seen by the record's audience; a link in it
+    to a record or source that some of them may not see would tell them it exists. Raises
+    Conflict, in plain words, when ``named`` is narrower than ``what``."""
+    audience, named_audience = tuple(audience), tuple(named_audience)
+    if not covers(named_audience, audience):
+        def who(a: tuple[str, ...]) -> str:
+            return ", ".join(a) if a else "everyone"
+        raise Conflict(f"{what} (visible to {who(audience)}) cannot name {named} (visible to {who(named_audience)}): "
+                       f"readers of {what} who may not see {named} would learn it exists; give {what} "
+                       f"an audience within {named}'s", where=where)

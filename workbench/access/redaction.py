@@ -9,8 +9,9 @@ so they share one. :func:`redact` deletes it, and everything that follows from i
 
 What rests on something hidden is hidden with it: a summary of a hidden record, an act on one
 (a supersession, a retraction, with its reason), the names of an entity an import made that only
-hidden records name (``wb:namedIn``), the status a hidden record gave a visible one (a record a
-hidden one superseded reads as active, as in a store that never held the hidden one).
+hidden records name (``wb:namedIn``), the link by which a hidden record supersedes a visible
+one (the visible one then reads as active, as in a store that never held the hidden one; stores
+written before 2026-12-06 also stored that status on the visible record, which a view restores).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import pyoxigraph as ox
 
 from workbench.answers.evidence import describe
 from workbench.ids import id_from_iri
-from workbench.records import applies_from, check_date, effective, meta
+from workbench.records import applies_from, check_date, effective, meta, shown_status
 from workbench.store import Store
 from workbench.store.base import truth
 from workbench.values.answers import Answer, Finding, Recorded, Tier
@@ -62,11 +62,11 @@ def _logged(store: Store, subject: ox.NamedNode, relation: ox.NamedNode, as_of: 
         started = f"FILTER(SUBSTR(STR(?from), 1, 10) <= {ox.Literal(check_date(as_of))})"
     # Two whole branches, the values and the records the read sees, rather than BIND(EXISTS {...}):
     # Virtuoso 7 cannot compile an as-of read inside an EXISTS.
-    said = f'?r wb:status ?st . FILTER(?st != wb:Retracted) {applies_from("?r", "?from")} {started}'
+    said = f'?r wb:status ?own . FILTER(?own != wb:Retracted) {applies_from("?r", "?from")} {started}'
     rows = store.select(
         PREFIXES
         + f"""SELECT DISTINCT ?r ?v ?st ?from ?seen WHERE {{ GRAPH ?r {{ {subject} {relation} ?v }}
-            {{ {meta("?r", said)} }}
+            {{ {meta("?r", said)} {shown_status("?r", "?own", "?st")} }}
             UNION {{ {effective("?r", as_of=as_of)} BIND(true AS ?seen) }} }}"""
     )
     seen = {row["r"] for row in rows if truth(row["seen"])}

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from workbench.records import effective
 from workbench.store import Store
 from workbench.vocab import PREFIXES, RDF, RDFS
 
@@ -51,7 +52,7 @@ def read_triples(store: Store, subjects: Iterable[str] | None = None) -> list[Tr
     as N-Triples (an IRI in angle brackets, a literal with its quotes)."""
     values = f"VALUES ?s {{ {' '.join(f'<{s}>' for s in subjects)} }}" if subjects is not None else ""
     rows = store.select(
-        PREFIXES + f"""SELECT DISTINCT ?s ?p ?o WHERE {{ {values} GRAPH ?m {{ ?g wb:status wb:Active }}
+        PREFIXES + f"""SELECT DISTINCT ?s ?p ?o WHERE {{ {values} {effective("?g")}
         GRAPH ?g {{ ?s ?p ?o }} FILTER(isIRI(?s)) {_SKIP} }}"""
     )
     return [(r["s"].value, r["p"].value, str(r["o"])) for r in rows]  # type: ignore[union-attr]

@@ -27,6 +27,7 @@ from workbench.ids import ENTITIES_GRAPH, id_from_iri
 from workbench.names.entities import resolve_keys
 from workbench.names.keys import name_key
 from workbench.names.suggestions import NameIndex
+from workbench.records import effective
 from workbench.store import Store
 from workbench.vocab import PREFIXES
 
@@ -36,7 +37,7 @@ MERGE_MODEL = "same-entity-v1"  # names spelled alike (trigrams) and facts that 
 MERGE_AGREEMENT = 0.5  # the share of two entities' facts both hold, for a merge to be proposed
 MERGE_SPELLING = 0.8  # how alike two names must be spelled (difflib's ratio of their keys), if neither holds the other
 EVIDENCE = 3  # things named as a kind's evidence
-_ACTIVE = "GRAPH ?m { ?g wb:status wb:Active }"  # in the graph of its metadata, its source's
+_ACTIVE = effective("?g")  # in the graph of its metadata, its source's; superseded by nothing the read sees
 
 
 def _id(prefix: str, *parts: str) -> str:

@@ -26,6 +26,7 @@ import pyoxigraph as ox
 from workbench.errors import Invalid
 from workbench.guesses import calibration
 from workbench.guesses.model import MODEL, Model, Subjects, held_out, read_triples
+from workbench.records import effective
 from workbench.store import Store
 from workbench.values.guesses import Guess
 from workbench.vectors.kept import Bar, fingerprint
@@ -146,7 +147,7 @@ class Guesser:
             return {}
         kinds = {k for _, _, ks in ranked for k in ks}
         values = " ".join(v for v, _, _ in ranked)
-        active = "GRAPH ?m { ?g wb:status wb:Active }"
+        active = effective("?g")
         holders = self.store.select(
             PREFIXES + f"""SELECT DISTINCT ?o ?s WHERE {{ VALUES ?o {{ {values} }}
             GRAPH ?g {{ ?s {ox.NamedNode(predicate)} ?o }} {active} FILTER(?s != <{iri}>) }} ORDER BY ?o ?s"""

@@ -19,6 +19,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from workbench.access import audience
 from workbench.access.writes import Writer, check_term, everything, taken
 from workbench.errors import Conflict, Forbidden, Invalid
 from workbench.ids import ENTITIES_GRAPH, record_iri, source_iri
@@ -34,7 +35,7 @@ from workbench.imports.common import (
 from workbench.names import entities
 from workbench.names.keys import name_key
 from workbench.names.relations import Relations, negated
-from workbench.records import jsonl, meta
+from workbench.records import jsonl, meta, status_and_home
 from workbench.records.acts import import_activity
 from workbench.store import Batch, Store
 from workbench.values.records import Status
@@ -128,10 +129,12 @@ class RecordsPlanner:
         in_batch = {r.id for r in todo}
         sources: dict[str, tuple[SourceSpec, str]] = {}
         self._superseded: set[ox.NamedNode] = set()
+        self._replaced: set[ox.NamedNode] = set()  # superseded for whoever sees them (see _supersedes)
+        self._batch_seen = {rec.id: rec.visible_to for rec in todo}
         for rec in todo:
             self._add_record(rec, plan, bind, relations, sources, in_batch)
         # Records superseded by another record of this same import land superseded.
-        landing = {record_iri(i) for i in in_batch} & self._superseded
+        landing = {record_iri(i) for i in in_batch} & self._replaced
         stale = {q for q in plan.batch.quads
                  if q.subject in landing and q.predicate == WB.status and q.object == Status.ACTIVE.iri}
         plan.batch.quads = [q for q in plan.batch.quads if q not in stale]
@@ -270,6 +273,9 @@ class RecordsPlanner:
                         f"supported_by: no source {item!r} is recorded; describe it as an object with id and said_by",
                         where=rec.where,
                     )
+                cited = sources[item][0].visible_to if item in sources else audience.of_source(
+                    self.store, source_iri(item))
+                audience.check_named(f"record {rec.id!r}", rec.visible_to, f"source {item!r}", cited, where=rec.where)
                 supports.append(item)
             else:
                 self._add_source(
@@ -338,19 +344,24 @@ class RecordsPlanner:
             raise Conflict(f"record {old_id!r} is superseded twice in this import", where=rec.where)
         self._superseded.add(old)
         if old_id in in_batch:
-            return old  # it lands already superseded: see plan()
-        rows = self.seen.select(
-            PREFIXES + f"SELECT ?s ?m WHERE {{ GRAPH ?m {{ {old} a wb:Assertion ; wb:status ?s }} }}"
-        )
-        if not rows:
+            old_seen = self._batch_seen[old_id]
+            audience.check_named(f"record {rec.id!r}", rec.visible_to, f"record {old_id!r}", old_seen, where=rec.where)
+            if audience.covers(rec.visible_to, old_seen):
+                self._replaced.add(old)  # it lands already superseded: see plan()
+            return old
+        found = status_and_home(self.seen, old)
+        if found is None:
             raise Invalid(f'"supersedes": no record {old_id!r} to supersede', where=rec.where)
-        if rows[0]["s"] != Status.ACTIVE.iri:
+        status, home = found  # home: its metadata's graph, its source's
+        if status is not Status.ACTIVE:
             raise Conflict(
-                f"record {old_id!r} is not active (it is {rows[0]['s']}); supersede the active one", where=rec.where
+                f"record {old_id!r} is not active (it is {status.value}); supersede the active one", where=rec.where
             )
-        home: ox.NamedNode = rows[0]["m"]  # type: ignore[assignment]  # its metadata's graph: its source's
-        plan.batch.removals.append(ox.Quad(old, WB.status, Status.ACTIVE.iri, home))
-        plan.batch.quads.append(ox.Quad(old, WB.status, Status.SUPERSEDED.iri, home))
+        old_seen = audience.of_record(self.store, old)
+        audience.check_named(f"record {rec.id!r}", rec.visible_to, f"record {old_id!r}", old_seen, where=rec.where)
+        if audience.covers(rec.visible_to, old_seen):  # else superseded by its link alone (records.unsuperseded)
+            plan.batch.removals.append(ox.Quad(old, WB.status, Status.ACTIVE.iri, home))
+            plan.batch.quads.append(ox.Quad(old, WB.status, Status.SUPERSEDED.iri, home))
         return old
 
     def _triple(

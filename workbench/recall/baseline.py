@@ -13,15 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.errors import Invalid
-from workbench.records import meta
+from workbench.records import meta, shown_status
 from workbench.store import Store
 from workbench.values.records import Status
 from workbench.vectors.encoders import Encoder
 from workbench.vocab import PREFIXES
 
-ALL_RECORDS = ("SELECT ?id ?text ?st WHERE { "
-               + meta("?r", "?r a wb:Assertion ; dcterms:identifier ?id ; wb:statement ?text ; wb:status ?st")
-               + " } ORDER BY ?id")
+ALL_RECORDS = ("SELECT DISTINCT ?id ?text ?st WHERE { "
+               + meta("?r", "?r a wb:Assertion ; dcterms:identifier ?id ; wb:statement ?text ; wb:status ?own")
+               + shown_status("?r", "?own", "?st") + " } ORDER BY ?id")
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,11 @@ def effective(r: str = "?r", *, as_of: str | None = None, status: Status | None 
     to apply). Every variable it adds is named after ``r``, so several can share a query."""
     v = "?_" + r.lstrip("?$")
     if as_of is None:
+        if status is Status.ACTIVE:
+            return meta(r, f"{r} wb:status {status.iri} .") + unsuperseded(r)
+        if status is Status.SUPERSEDED:
+            return meta(r, f"{r} wb:status {v}_st . FILTER({v}_st IN (wb:Active, wb:Superseded))") + (
+                f" FILTER({v}_st = wb:Superseded || EXISTS {{ GRAPH {v}_byg {{ {v}_by wb:supersedes {r} }} }})")
         return meta(r, f"{r} wb:status {status.iri} .") if status else ""
     d = ox.Literal(check_date(as_of))
     return meta(r, f"""{r} wb:status {v}_st . FILTER({v}_st != wb:Retracted)
@@ -121,6 +126,39 @@ def find(
         ORDER BY STR(?from) ?id {"" if limit is None else f"LIMIT {limit}"}"""
     )
     return load(store, [row["r"] for row in rows])  # type: ignore[misc]
+
+
+def unsuperseded(r: str) -> str:
+    """SPARQL keeping the assertion ``r`` only if no record the read sees supersedes it. A record's
+    own status says "superseded" only when whoever sees it sees its successor too; a narrower
+    successor (a private correction of a public record) supersedes it by its link alone."""
+    v = "?_" + r.lstrip("?$") if r.startswith(("?", "$")) else "?_" + meta_graph(r)[4:]
+    return f"FILTER NOT EXISTS {{ GRAPH {v}_byg {{ {v}_by wb:supersedes {r} }} }}"
+
+
+def shown_status(r: str, stored: str, out: str) -> str:
+    """SPARQL binding ``out`` to the status of the assertion ``r`` (a variable) as the read sees
+    it, from its own status ``stored`` (a variable bound in its metadata): superseded when a
+    record the read sees supersedes it (see :func:`unsuperseded`). To put after the pattern
+    binding ``stored``, in the same group."""
+    # OPTIONAL, not EXISTS inside IF, which Virtuoso 7 cannot parse; a record twice superseded
+    # gives two rows that differ only in variables a read does not select (select DISTINCT).
+    v = "?_" + r.lstrip("?$")
+    return (f"OPTIONAL {{ GRAPH {v}_byg {{ {v}_by wb:supersedes {r} }} }} "
+            f"BIND(IF({stored} = wb:Active && BOUND({v}_by), wb:Superseded, {stored}) AS {out})")
+
+
+def status_and_home(store: Store, iri: ox.NamedNode) -> tuple[Status, ox.NamedNode] | None:
+    """A record's status as ``store`` shows it (superseded by a record it sees, whatever the
+    record's own status says), and the graph of its metadata (its source's); None if unknown."""
+    rows = store.select(PREFIXES + f"""SELECT ?s ?m ?by WHERE {{ GRAPH ?m {{ {iri} a wb:Assertion ; wb:status ?s }}
+        OPTIONAL {{ GRAPH ?x {{ ?by wb:supersedes {iri} }} }} }} LIMIT 1""")
+    if not rows:
+        return None
+    status = Status.from_iri(rows[0]["s"].value)  # type: ignore[union-attr]
+    if status is Status.ACTIVE and rows[0]["by"] is not None:
+        status = Status.SUPERSEDED
+    return status, rows[0]["m"]  # type: ignore[return-value]
 
 
 def get(store: Store, record_id: str) -> Record:
@@ -203,7 +241,8 @@ def _record(
         iri=iri.value,
         statement=one(WB.statement.value) or "",
         type=RecordType.from_iri(one(WB.recordType.value) or WB.Observation.value),
-        status=Status.from_iri(one(WB.status.value) or WB.Active.value),
+        status=Status.SUPERSEDED if m.get(_SUPERSEDED_BY.value) and one(WB.status.value) == WB.Active.value
+        else Status.from_iri(one(WB.status.value) or WB.Active.value),  # see unsuperseded()
         source=source,
         created_at=one(PROV.generatedAtTime.value) or "",
         said_by=agent(PROV.wasAttributedTo.value) or "",
@@ -284,8 +323,9 @@ def tombstone(store: Store, iri: ox.NamedNode) -> Tombstone | None:
 def stats(store: Store) -> dict[str, Any]:
     """Counts of records by type and status, sources, entities, tombstones and quads."""
     rows = store.select(
-        PREFIXES + "SELECT ?t ?s (COUNT(?r) AS ?n) WHERE { "
-        + meta("?r", "?r a wb:Assertion ; wb:recordType ?t ; wb:status ?s") + " } GROUP BY ?t ?s"
+        PREFIXES + "SELECT ?t ?s (COUNT(DISTINCT ?r) AS ?n) WHERE { "
+        + meta("?r", "?r a wb:Assertion ; wb:recordType ?t ; wb:status ?own") + shown_status("?r", "?own", "?s")
+        + " } GROUP BY ?t ?s"
     )
     by_type: dict[str, int] = {}
     by_status: dict[str, int] = {}

@@ -22,7 +22,7 @@ from workbench.ids import ONTOLOGY_GRAPH, STORE_NODE
 from workbench.imports.common import ProgressFactory
 from workbench.imports.landing import import_rdf
 from workbench.imports.rdf import RdfOptions
-from workbench.records import layout
+from workbench.records import effective, layout
 from workbench.store import Store
 from workbench.values.records import ImportReport
 from workbench.vocab import PREFIXES
@@ -55,8 +55,7 @@ def export(store: Store, target: Path) -> int:
         terms: Iterable[ox.Quad] | Iterable[ox.Triple] = (q for q in store.quads() if q.subject != STORE_NODE)
     else:
         rows = store.select(
-            PREFIXES + "SELECT DISTINCT ?s ?p ?o WHERE { GRAPH ?m { ?g wb:status wb:Active } "
-            "GRAPH ?g { ?s ?p ?o } }"
+            PREFIXES + f"SELECT DISTINCT ?s ?p ?o WHERE {{ {effective('?g')} GRAPH ?g {{ ?s ?p ?o }} }}"
         )
         terms = [ox.Triple(r["s"], r["p"], r["o"]) for r in rows]  # type: ignore[arg-type]
     part = target.with_name(target.name + ".part")

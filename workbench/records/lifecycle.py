@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pyoxigraph as ox
 
+from workbench.access import audience
 from workbench.errors import Conflict, Invalid, NotFound
 from workbench.ids import (
     ENTITIES_GRAPH,
@@ -20,7 +21,7 @@ from workbench.ids import (
     tombstone_graph,
 )
 from workbench.names.keys import name_key
-from workbench.records import get, meta, meta_graph
+from workbench.records import get, meta_graph, status_and_home
 from workbench.records.acts import activity, agent_quads
 from workbench.store import Store
 from workbench.store.base import reach
@@ -29,14 +30,12 @@ from workbench.vocab import PREFIXES, PROV, RDF, WB, XSD
 
 
 def _status(store: Store, iri: ox.NamedNode, record_id: str) -> tuple[ox.NamedNode, ox.NamedNode]:
-    """The record's status, and the graph that holds its metadata (its source's)."""
-    rows = store.select(
-        PREFIXES + f"SELECT ?s ?m WHERE {{ GRAPH ?m {{ {iri} a wb:Assertion ; wb:status ?s }} }}"
-    )
-    if not rows:
+    """The record's status as ``store`` shows it, and the graph that holds its metadata (its source's)."""
+    found = status_and_home(store, iri)
+    if found is None:
         get(store, record_id)  # raises NotFound, naming an erasure if there was one
         raise NotFound(f"no record {record_id!r}")
-    return rows[0]["s"], rows[0]["m"]  # type: ignore[return-value]
+    return found[0].iri, found[1]
 
 
 def supersede(
@@ -57,6 +56,8 @@ def supersede(
         homes.append(home)
     if new in reach(seen, meta_graph("?a"), WB.supersedes, [old])[old]:
         raise Conflict(f"record {old_id!r} already supersedes {new_id!r}; that would be a cycle")
+    old_seen, new_seen = audience.of_record(store, old), audience.of_record(store, new)
+    audience.check_named(f"record {new_id!r}", new_seen, f"record {old_id!r}", old_seen)
     # The act names both records, so it is seen only by whoever sees both: a graph of its own
     # (the act's IRI), withheld when either record is (the visibility decision of 2026-12-05).
     act, quads = activity("supersession", WB.Supersession, actor=actor, now=now, graph=None, reason=reason)
@@ -64,8 +65,13 @@ def supersede(
         ox.Quad(act, PROV.used, old, act),
         ox.Quad(act, PROV.used, new, act),
         ox.Quad(new, WB.supersedes, old, homes[1]),  # the newer record's metadata
-        ox.Quad(old, WB.status, WB.Superseded, homes[0]),
     ]
+    if not audience.covers(new_seen, old_seen):
+        # Some who see the older record may not see the newer: to them the older is still
+        # active, so its own status stays; the link makes it superseded to whoever sees it.
+        store.apply(insert=quads)
+        return
+    quads.append(ox.Quad(old, WB.status, WB.Superseded, homes[0]))
     store.apply(insert=quads, delete=[ox.Quad(old, WB.status, WB.Active, homes[0])])
 
 
@@ -95,7 +101,7 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, se
     if not reason.strip():
         raise Invalid("an erasure needs a reason")
     record = get(store, record_id)
-    audience = _audience(store, iri)
+    seen_by = [agent_iri(a) for a in audience.of_record(store, iri)]
     doomed = _described(store, iri, home)
     sources = _orphan_sources(store, iri)
     doomed += _orphan_names(store, iri)
@@ -105,7 +111,7 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, se
     g = tombstone_graph(iri)  # a graph of its own, seen by whoever could see the record
     kind = f"assertion ({record.type.value})"
     stone = [
-        *(ox.Quad(g, WB.visibleTo, who, g) for who in audience),
+        *(ox.Quad(g, WB.visibleTo, who, g) for who in seen_by),
         ox.Quad(iri, RDF.type, WB.Tombstone, g),
         ox.Quad(iri, WB.erasedKind, ox.Literal(kind), g),
         ox.Quad(iri, PROV.wasAttributedTo, agent_iri(actor), g),
@@ -115,15 +121,6 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, se
     ]
     store.apply(drop=[iri, *sources], delete=doomed, insert=stone)  # one request: all of it or none
     return Tombstone(iri=iri.value, kind=kind, erased_by=actor, erased_at=now, reason=reason)
-
-
-def _audience(store: Store, iri: ox.NamedNode) -> list[ox.NamedNode]:
-    """Who may see the record's source (none: everyone)."""
-    rows = store.select(
-        PREFIXES + "SELECT DISTINCT ?a WHERE { "
-        + meta(str(iri), f"{iri} prov:wasDerivedFrom ?s . ?s wb:visibleTo ?a") + " } ORDER BY ?a"
-    )
-    return [r["a"] for r in rows if isinstance(r["a"], ox.NamedNode)]
 
 
 def _names_given(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:

@@ -33,7 +33,7 @@ from workbench.ids import QUEUE_GRAPH, candidate_iri, id_from_iri, record_iri, s
 from workbench.imports.records import RecordsPlanner
 from workbench.names import entities
 from workbench.names.keys import name_key
-from workbench.records import jsonl
+from workbench.records import jsonl, unsuperseded
 from workbench.records.acts import activity, agent_quads
 from workbench.review import guessed, summaries
 from workbench.review.claims import holding
@@ -292,7 +292,7 @@ def checks(store: Store, candidate: Candidate) -> Checks:
     dup_rows = store.select(
         PREFIXES + f"""SELECT DISTINCT ?id WHERE {{ GRAPH ?m {{ ?r wb:status wb:Active ;
         dcterms:identifier ?id ; wb:statement ?s . FILTER(LCASE(STR(?s)) = {ox.Literal(str(rec.get('statement',
-        '')).casefold())}) }} }}"""
+        '')).casefold())}) }} {unsuperseded("?r")} }}"""
     )
     duplicates = sorted({r["id"].value for r in dup_rows})  # type: ignore[union-attr]
     taken = store.ask(PREFIXES + f"ASK {{ GRAPH ?m {{ {record_iri(candidate.id)} a wb:Assertion }} }}")
@@ -325,7 +325,7 @@ def _conflicts(store: Store, rec: Mapping[str, Any], names: Mapping[str, tuple[s
             fact, says = f"<{s[0]}> {p} <{o[0]}>", f"{t[0]} {rest} {t[2]}"
         rows = store.select(
             PREFIXES + f"""SELECT DISTINCT ?id WHERE {{ GRAPH ?g {{ {fact} }}
-            GRAPH ?m {{ ?g wb:status wb:Active ; dcterms:identifier ?id }} }}"""
+            GRAPH ?m {{ ?g wb:status wb:Active ; dcterms:identifier ?id }} {unsuperseded("?g")} }}"""
         )
         out += [f"record {r['id'].value} says {says}" for r in rows]  # type: ignore[union-attr]
     return out

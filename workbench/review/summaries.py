@@ -21,6 +21,7 @@ import pyoxigraph as ox
 
 from workbench.errors import Conflict, Invalid
 from workbench.ids import SUMMARY_PREFIX, id_from_iri, record_iri, summary_iri
+from workbench.records import shown_status
 from workbench.store import Store
 from workbench.vocab import PREFIXES, PROV, RDF, WB
 
@@ -66,7 +67,8 @@ def _state(store: Store, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     values = " ".join(str(record_iri(i)) for i in ids)
     rows = store.select(
         PREFIXES + f"""SELECT ?r ?st ?d ?t WHERE {{ VALUES ?r {{ {values} }}
-        OPTIONAL {{ GRAPH ?m {{ ?r wb:status ?st OPTIONAL {{ ?r wb:recordDigest ?d }} }} }}
+        OPTIONAL {{ GRAPH ?m {{ ?r wb:status ?own OPTIONAL {{ ?r wb:recordDigest ?d }} }}
+            {shown_status("?r", "?own", "?st")} }}
         OPTIONAL {{ GRAPH ?stone {{ ?r a wb:Tombstone BIND(true AS ?t) }} }} }}"""
     )
     out = {}
