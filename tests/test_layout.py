@@ -202,6 +202,34 @@ def test_summaries_and_tombstones_are_graphs_of_their_own_and_old_stores_are_mov
         assert wb.summaries(include_stale=True) == summaries and wb.audit("p-2") == history
 
 
+def test_an_import_run_is_described_beside_each_source_it_took_records_from(tmp_path: Path) -> None:
+    wb = Workbench(MemoryStore(), user="tester", clock=lambda: FIXED_NOW)
+    wb.init()
+    public, private = tmp_path / "public-notes.jsonl", tmp_path / "family-secrets.jsonl"
+    public.write_text(json.dumps(_private("pub-1", "notes", [], "a note")) + "\n")
+    private.write_text(json.dumps(_private("fam-1", "vault", ["group:family"], SECRET)) + "\n")
+    wb.import_files([public, private])  # one run, two files
+    runs = wb.store.select(PREFIXES + """SELECT ?g ?run ?file WHERE { GRAPH ?g { ?run a wb:Import ; prov:used ?file } }""")
+    assert {(r["g"], r["file"].value) for r in runs} == {  # type: ignore[union-attr]
+        (source_iri("notes"), str(public)), (source_iri("vault"), str(private))}
+    assert len({r["run"] for r in runs}) == 1
+    assert _graphs_holding(wb.store, str(private)) == {source_iri("vault").value}  # nowhere else
+    assert not wb.store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ ?run a wb:Import }} }}")
+    assert [e.detail for e in wb.audit("fam-1") if e.what == "import"] == [f"input {private}"]
+    # an old store's runs (in the metadata graph, every file on each) are moved beside their sources
+    before = dump(wb.store)
+    wb.store.update(PREFIXES + f"""INSERT {{ GRAPH {META_GRAPH} {{ ?run ?p ?o . ?w ?q ?b }} }} WHERE {{
+        GRAPH ?g {{ ?run a wb:Import ; ?p ?o ; prov:wasAssociatedWith ?w . ?w ?q ?b }} }}""")
+    wb.store.update(PREFIXES + "DELETE { GRAPH ?g { ?run ?p ?o } } WHERE { GRAPH ?g { ?run a wb:Import ; ?p ?o } "
+                    f"FILTER(?g != {META_GRAPH}) }}")
+    assert layout.migrate(wb.store) and not layout.outdated(wb.store)
+    moved = wb.store.select(PREFIXES + """SELECT ?g ?file WHERE { GRAPH ?g { ?run a wb:Import ; prov:used ?file } }""")
+    assert {(r["g"], r["file"].value) for r in moved} == {  # type: ignore[union-attr]
+        (g, str(f)) for g in (source_iri("notes"), source_iri("vault")) for f in (public, private)}
+    assert not wb.store.ask(PREFIXES + f"ASK {{ GRAPH {META_GRAPH} {{ ?s ?p ?o FILTER(?s != <urn:wb:store>) }} }}")
+    assert before != dump(wb.store)  # which file a record came from was not kept: every file is named
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(audiences=st.lists(st.sampled_from([[], ["alice"], ["group:family"], ["alice", "bob"]]),
                           min_size=1, max_size=5))

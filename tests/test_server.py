@@ -270,7 +270,7 @@ def test_select_negotiation(open_server: Server, accept: str | None, media: str)
 )
 def test_construct_negotiation(open_server: Server, accept: str | None, media: str) -> None:
     headers = {"Accept": accept} if accept else {}
-    query = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <urn:wb:graph:meta> { ?s ?p ?o } } LIMIT 7"
+    query = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <urn:wb:graph:ontology> { ?s ?p ?o } } LIMIT 7"
     r = httpx.post(open_server.url, content=query, headers={"Content-Type": "application/sparql-query", **headers})
     assert r.status_code == 200 and r.headers["content-type"].startswith(media)
     assert len(list(ox.parse(r.content, RDF_TYPES[media]))) == 7
@@ -319,7 +319,7 @@ def test_sparqlwrapper(open_server: Server) -> None:
     client.setMethod(SPARQLWrapper.POST)
     client.setQuery("ASK { GRAPH ?g { ?s ?p ?o } }")
     assert client.query().convert()["boolean"] is True  # type: ignore[index]
-    client.setQuery("CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <urn:wb:graph:meta> { ?s ?p ?o } } LIMIT 3")
+    client.setQuery("CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <urn:wb:graph:ontology> { ?s ?p ?o } } LIMIT 3")
     client.setReturnFormat(SPARQLWrapper.TURTLE)
     assert len(list(ox.parse(client.query().convert(), ox.RdfFormat.TURTLE))) == 3  # type: ignore[arg-type]
 

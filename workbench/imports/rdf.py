@@ -209,10 +209,7 @@ def plan_rdf(
     """Plan importing RDF files into a store that held, of the graphs the files name, ``held(them)``
     (:meth:`Store.held_graphs`). Raises, naming file and line, for malformed RDF, literals the
     store would rewrite, and metadata the shapes refuse."""
-    act, activity_quads = import_activity(options.actor, options.now, options.used or [str(p) for p in paths],
-                                          activity)
-    plan = RdfPlan(activity=act)
-    plain = False
+    plan = RdfPlan(activity=import_activity(options.actor, options.now, (), activity)[0])
     for path in paths:
         fmt = rdf_format(path)
         found = inspect(path, fmt, progress)
@@ -227,14 +224,12 @@ def plan_rdf(
                 check_graph(graph, first_line(path, graph.value))
         if found.own is not None:
             check_quad(found.own, _line_of_quad(path, found.own))
-        plain |= _plan_data(path, found, plan, options, held)
-    if plain:  # an export brings its own provenance; plain data gets this import's
-        plan.loose = activity_quads + plan.loose
+        _plan_data(path, found, plan, options, held)
     check_shapes(plan.loose, plan.origins)
     return plan
 
 
-def _plan_data(path: Path, found: _Inspection, plan: RdfPlan, options: RdfOptions, held: Held) -> bool:
+def _plan_data(path: Path, found: _Inspection, plan: RdfPlan, options: RdfOptions, held: Held) -> None:
     src = options.source(path)
     targets: list[tuple[ox.NamedNode, str]] = [(g, id_from_iri(g)) for g in sorted(found.graphs, key=str)]
     to_graph = options.default_graph(path)
@@ -249,11 +244,14 @@ def _plan_data(path: Path, found: _Inspection, plan: RdfPlan, options: RdfOption
     plan.existing.update({g: (path, to_graph) for g, _ in targets if g in graphs_before})
     plan.records_unchanged += len(targets) - len(new)
     if not new:
-        return False
+        return
     plan.new_graphs.update(g for g, _ in new)
     if options.writer and options.writer.source_hidden(src.id):
         raise taken("source", src.id, str(path))
     plan.loose += source_quads(src)
+    # an export brings its own provenance; plain data gets this import's run, in its source's graph
+    plan.loose += import_activity(options.actor, options.now, options.used or [str(path)], plan.activity,
+                                  source_iri(src.id))[1]
     plan.origins.setdefault(source_iri(src.id).value, str(path))
     for graph, rid in new:
         plan.origins[graph.value] = f"{path} (graph {graph})"
@@ -275,7 +273,6 @@ def _plan_data(path: Path, found: _Inspection, plan: RdfPlan, options: RdfOption
     # any of its new records stands for them (see access.writes).
     keyed = sorted({e for e, _ in found.names if isinstance(e, ox.NamedNode)}, key=str)
     plan.loose += [ox.Quad(e, WB.namedIn, new[0][0], ENTITIES_GRAPH) for e in keyed]
-    return True
 
 
 def _plan_export(

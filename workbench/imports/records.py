@@ -36,7 +36,7 @@ from workbench.names import entities
 from workbench.names.keys import name_key
 from workbench.names.relations import Relations, negated
 from workbench.records import jsonl, meta, status_and_home
-from workbench.records.acts import import_activity
+from workbench.records.acts import import_activity, run_per_source
 from workbench.store import Batch, Store
 from workbench.values.records import Status
 from workbench.vocab import OWL, PREFIXES, RDF, WB, XSD
@@ -112,14 +112,16 @@ class RecordsPlanner:
         used in its provenance, when the files are only a vehicle (a candidate being approved)."""
         records: list[jsonl.RecordIn] = []
         seen: dict[str, str] = {}
+        file_of: dict[str, str] = {}
         for path in paths:
             for rec in jsonl.parse_file(path):
                 if rec.id in seen:
                     raise Invalid(f"record id {rec.id!r} is also used at {seen[rec.id]}", where=rec.where)
                 seen[rec.id] = rec.where
+                file_of[rec.id] = str(path)
                 records.append(rec)
-        activity, quads = import_activity(self.actor, self.now, used or [str(p) for p in paths])
-        plan = Plan(batch=Batch(quads=quads), files=tuple(str(p) for p in paths), activity=activity)
+        activity = import_activity(self.actor, self.now, ())[0]
+        plan = Plan(batch=Batch(), files=tuple(str(p) for p in paths), activity=activity)
         todo = self._new_records(records, plan)
         if not todo:
             plan.batch = Batch()  # nothing new: leave no trace of an empty import
@@ -133,6 +135,10 @@ class RecordsPlanner:
         self._batch_seen = {rec.id: rec.visible_to for rec in todo}
         for rec in todo:
             self._add_record(rec, plan, bind, relations, sources, in_batch)
+        files: dict[str, list[str]] = {}
+        for rec in todo:
+            files.setdefault(rec.source.id, []).extend(used or [file_of[rec.id]])
+        plan.batch.quads += run_per_source(self.actor, self.now, activity, files)
         # Records superseded by another record of this same import land superseded.
         landing = {record_iri(i) for i in in_batch} & self._replaced
         stale = {q for q in plan.batch.quads

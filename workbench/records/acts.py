@@ -11,15 +11,15 @@ True
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import pyoxigraph as ox
 
 from workbench.errors import Invalid
-from workbench.ids import ENTITIES_GRAPH, META_GRAPH, activity_iri, agent_iri
+from workbench.ids import ENTITIES_GRAPH, META_GRAPH, activity_iri, agent_iri, source_iri
 from workbench.vocab import PROV, RDF, RDFS, WB, XSD
 
-__all__ = ["AGENT_KINDS", "ENTITIES_GRAPH", "activity", "agent_quads", "import_activity"]
+__all__ = ["AGENT_KINDS", "ENTITIES_GRAPH", "activity", "agent_quads", "import_activity", "run_per_source"]
 
 
 # Every agent Workbench writes is typed one of these (readers find agents by type, not by IRI).
@@ -56,9 +56,20 @@ def activity(
 
 
 def import_activity(
-    actor: str, now: str, files: Iterable[str], act: ox.NamedNode | None = None
+    actor: str, now: str, files: Iterable[str], act: ox.NamedNode | None = None, graph: ox.NamedNode = META_GRAPH
 ) -> tuple[ox.NamedNode, list[ox.Quad]]:
-    """An import run, with the files it used."""
-    act, quads = activity("import", WB.Import, actor=actor, now=now, graph=META_GRAPH, iri=act)
-    quads += [ox.Quad(act, PROV.used, ox.Literal(name), META_GRAPH) for name in files]
+    """An import run, with the files it used, described in ``graph``. An import describes its
+    run in the graph of each source it took records from, naming the files those records came
+    from (:func:`run_per_source`): whoever may not see a source does not learn of its run."""
+    act, quads = activity("import", WB.Import, actor=actor, now=now, graph=graph, iri=act)
+    quads += [ox.Quad(act, PROV.used, ox.Literal(name), graph) for name in files]
     return act, quads
+
+
+def run_per_source(actor: str, now: str, act: ox.NamedNode, files: Mapping[str, Iterable[str]]) -> list[ox.Quad]:
+    """The run ``act`` described in the graph of each source (by id) that it took records from,
+    with the files those records came from."""
+    out: list[ox.Quad] = []
+    for source_id, used in sorted(files.items()):
+        out += import_activity(actor, now, sorted(set(used)), act, source_iri(source_id))[1]
+    return out

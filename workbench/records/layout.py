@@ -11,12 +11,13 @@ opens a store and after a restore.
 Since 2026-12-06 a summary is a graph of its own (named by the summary) and so is an erased
 record's tombstone (``urn:wb:tombstone:ID``, its audience the graph's ``wb:visibleTo``), where
 they were in the shared ``urn:wb:graph:summaries`` and ``urn:wb:graph:audit`` (the audience then
-``wb:erasedFor``); :func:`migrate` moves those too.
+``wb:erasedFor``); and an import run is described in the graph of each source it took records
+from, where it was in the metadata graph; :func:`migrate` moves those too.
 """
 
 from __future__ import annotations
 
-from workbench.ids import AUDIT_GRAPH, META_GRAPH, RECORD_PREFIX, SUMMARIES_GRAPH, TOMBSTONE_PREFIX
+from workbench.ids import AUDIT_GRAPH, META_GRAPH, RECORD_PREFIX, SOURCE_PREFIX, SUMMARIES_GRAPH, TOMBSTONE_PREFIX
 from workbench.records.acts import AGENT_KINDS
 from workbench.store.base import Store
 from workbench.vocab import PREFIXES
@@ -33,7 +34,8 @@ def outdated(store: Store) -> bool:
     in the metadata graph, or summaries or tombstones in shared graphs (one ASK)."""
     return store.ask(PREFIXES + f"""ASK {{ {{ GRAPH {META_GRAPH} {{ ?s a ?kind }} VALUES ?kind {{ {_MOVED} }} }}
         UNION {{ GRAPH {SUMMARIES_GRAPH} {{ ?s a wb:Summary }} }}
-        UNION {{ GRAPH {AUDIT_GRAPH} {{ ?s a wb:Tombstone }} }} }}""")
+        UNION {{ GRAPH {AUDIT_GRAPH} {{ ?s a wb:Tombstone }} }}
+        UNION {{ GRAPH {META_GRAPH} {{ ?s a wb:Import }} }} }}""")
 
 
 def migrate(store: Store) -> bool:
@@ -57,6 +59,7 @@ def migrate(store: Store) -> bool:
         GRAPH {meta} {{ ?o a ?agent ; ?q ?b }} VALUES ?agent {{ {_kinds()} }} }}""")
     store.update(PREFIXES + f"""DELETE {{ GRAPH {meta} {{ ?x ?p ?o }} }}
         WHERE {{ GRAPH {meta} {{ ?x a ?kind ; ?p ?o }} VALUES ?kind {{ {_MOVED} }} }}""")
+    _runs(store)  # last: they go where their records' metadata now is
     return True
 
 
@@ -74,3 +77,19 @@ def _own_graphs(store: Store) -> None:
         GRAPH {AUDIT_GRAPH} {{ ?t a wb:Tombstone ; prov:wasAttributedTo ?a . ?a a ?kind ; ?q ?b }}
         VALUES ?kind {{ {_kinds()} }} {stone} }}""")
     store.update(f"DROP SILENT GRAPH {SUMMARIES_GRAPH} ; DROP SILENT GRAPH {AUDIT_GRAPH}")
+
+
+def _runs(store: Store) -> None:
+    """Import runs out of the metadata graph, into the graph of each source whose records they
+    made (with every file they used: which file a record came from was not kept), with their
+    agents; then the runs and the agents nothing left there names are deleted from it."""
+    meta = META_GRAPH
+    made = f"""GRAPH {meta} {{ ?a a wb:Import }} GRAPH ?s {{ ?r prov:wasGeneratedBy ?a }}
+        FILTER(STRSTARTS(STR(?s), "{SOURCE_PREFIX}"))"""
+    store.update(PREFIXES + f"INSERT {{ GRAPH ?s {{ ?a ?p ?o }} }} WHERE {{ {made} GRAPH {meta} {{ ?a ?p ?o }} }}")
+    store.update(PREFIXES + f"""INSERT {{ GRAPH ?s {{ ?w ?q ?b }} }} WHERE {{ {made}
+        GRAPH {meta} {{ ?a prov:wasAssociatedWith ?w . ?w ?q ?b }} }}""")
+    store.update(PREFIXES + f"""DELETE {{ GRAPH {meta} {{ ?a ?p ?o }} }}
+        WHERE {{ GRAPH {meta} {{ ?a a wb:Import ; ?p ?o }} }} ;
+        DELETE {{ GRAPH {meta} {{ ?w ?q ?b }} }} WHERE {{ GRAPH {meta} {{ ?w a ?kind ; ?q ?b }}
+        VALUES ?kind {{ {_kinds()} }} FILTER NOT EXISTS {{ GRAPH {meta} {{ ?x ?y ?w }} }} }}""")
