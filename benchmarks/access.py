@@ -188,16 +188,15 @@ VISIBLE = """FILTER NOT EXISTS {{ GRAPH ?src {{ ?g <http://www.w3.org/ns/prov#wa
 def restrictions(url: str, subjects: Sequence[str], group: str, *, repeat: int = 3) -> dict[str, Any]:
     """One reader's point and kinds queries (``bench serve``'s) sent to the server three ways, each
     subject's median of ``repeat``: as they are (what an admin sends); rewritten, each ``GRAPH ?g``
-    followed by the filter the engine evaluates (:func:`workbench.access.audience.withheld`); and
+    followed by the filter the engine evaluates (:func:`workbench.access.rewrite.restrict`); and
     with the Protocol's ``named-graph-uri`` listing every graph the reader may see. Their answers
     must agree with each other (the subjects are public)."""
     import pyoxigraph as ox
 
     from benchmarks.serve import QUERIES
-    from workbench.access.audience import withheld
+    from workbench.access.rewrite import restrict
     from workbench.ids import agent_iri
     from workbench.store import RemoteStore
-    from workbench.vocab import PREFIXES
 
     store = RemoteStore(url, timeout=600)
     agents = f"<{agent_iri(group).value}> <{agent_iri('reader').value}>"
@@ -209,7 +208,7 @@ def restrictions(url: str, subjects: Sequence[str], group: str, *, repeat: int =
     dataset = [("named-graph-uri", g) for g in graphs]
     found: dict[str, Any] = {"visible_graphs": len(graphs), "hidden_graphs": len(hidden)}
     for key, template in QUERIES.items():
-        rewritten = PREFIXES + template.replace("} }", "} " + withheld("?g", [group, "reader"]) + " }")
+        rewritten = restrict(template, [group, "reader"]).query()
         ways = {"as is": (template, None), "rewritten": (rewritten, None), "dataset": (template, dataset)}
         ms: dict[str, list[float]] = {way: [] for way in ways}
         for subject in subjects:

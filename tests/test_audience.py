@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import FIXED_NOW
 from workbench.access.audience import covers, withheld
-from workbench.errors import Conflict
 from workbench.access.views import viewer
+from workbench.errors import Conflict
 from workbench.ids import ACTIVITY_PREFIX, RECORD_PREFIX, SOURCE_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX
 from workbench.review.queue import Proposal
 from workbench.service import Workbench
@@ -93,19 +93,29 @@ def test_the_filter_keeps_what_the_view_keeps(tmp_path_factory: pytest.TempPathF
     assert bool(hidden["nobody"]) == any(AUDIENCES[sources[r % len(sources)]] for r in records)
 
 
-@pytest.mark.parametrize("backend", ["embedded", "oxigraph", "virtuoso"])
-def test_on_every_engine(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    """The same filter, evaluated by each engine, against the view."""
+ENGINES = ["embedded", "oxigraph", "virtuoso"]
+# every kind of act, on records of every audience (record i is from source i % 5, of AUDIENCES[i % 5])
+ENGINE_ACTS = [(0, 5, SUPERSEDE), (1, 1, RETRACT), (2, 7, SUPERSEDE), (3, 3, ERASE), (9, 4, ERASE),
+               (8, 6, SUMMARISE), (4, 4, SUMMARISE)]
+
+
+def engine_world(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Workbench:
+    """:func:`_world` with ENGINE_ACTS on a new store of ``backend`` (the caller closes it)."""
     if backend == "embedded":
         store: Store = EmbeddedStore(tmp_path / "store", create=True)
     else:
         server = request.getfixturevalue(f"{backend}_server")
         server.clear()
         store = RemoteStore(server.url)
+    return _world(tmp_path, [0, 1, 2, 3, 4], list(range(5)) * 2, ENGINE_ACTS, store)
+
+
+@pytest.mark.parametrize("backend", ENGINES)
+def test_on_every_engine(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """The same filter, evaluated by each engine, against the view."""
+    wb = engine_world(backend, request, tmp_path)
+    store = wb.store
     try:
-        acts = [(0, 5, SUPERSEDE), (1, 1, RETRACT), (2, 7, SUPERSEDE), (3, 3, ERASE), (9, 4, ERASE),
-                (8, 6, SUMMARISE), (4, 4, SUMMARISE)]
-        wb = _world(tmp_path, [0, 1, 2, 3, 4], list(range(5)) * 2, acts, store)
         assert (store.capabilities.engine == "virtuoso") == (backend == "virtuoso")
         for name in READERS:
             assert _graphs(wb.store, withheld("?g", viewer(wb.store, name).agents)) == _graphs(wb.seen_by(name).store)

@@ -28,24 +28,28 @@ import pyoxigraph as ox
 from workbench.errors import Conflict
 from workbench.ids import agent_iri, id_from_iri
 from workbench.store.base import Store
-from workbench.vocab import PREFIXES
+from workbench.vocab import PREFIXES, PROV, WB
 
 
-def _hidden_source(s: str, agents: str) -> str:
-    """SPARQL true of a graph ``s`` (a source's, a tombstone's: a variable bound before) that
-    names its own audience, without the reader."""
-    return (f"GRAPH {s} {{ {s} wb:visibleTo ?_any }} "
-            f"FILTER NOT EXISTS {{ GRAPH {s} {{ {s} wb:visibleTo ?_who }} VALUES ?_who {{ {agents} }} }}")
+def _hidden_source(s: str, agents: str, v: str) -> str:
+    """SPARQL true of a graph ``s`` (a source's, a tombstone's: bound before) that names its own
+    audience, without the reader; its variables start with ``v``."""
+    return (f"GRAPH {s} {{ {s} {WB.visibleTo} ?{v}any }} "
+            f"FILTER NOT EXISTS {{ GRAPH {s} {{ {s} {WB.visibleTo} ?{v}who }} VALUES ?{v}who {{ {agents} }} }}")
 
 
-def withheld(g: str, agents: Iterable[str]) -> str:
-    """A filter keeping the solutions whose graph ``g`` (a variable) a reader whose name and
-    groups are ``agents`` may see (graphs that carry no audience are kept)."""
+def withheld(g: str, agents: Iterable[str], *, fresh: str = "_") -> str:
+    """A filter keeping the solutions whose graph ``g`` (a variable, or an IRI) a reader whose
+    name and groups are ``agents`` may see (graphs that carry no audience are kept). Its own
+    variables start with ``fresh`` (one the query around it does not use)."""
     names = " ".join(str(agent_iri(a)) for a in sorted(set(agents))) or "<urn:wb:agent:nobody>"
-    own = _hidden_source(g, names)
-    record = f"GRAPH ?_src {{ {g} prov:wasDerivedFrom ?_src }} {_hidden_source('?_src', names)}"
-    about = (f"GRAPH {g} {{ {g} prov:used|wb:summarizes ?_rec }} GRAPH ?_rsrc {{ ?_rec prov:wasDerivedFrom ?_rsrc }} "
-             f"{_hidden_source('?_rsrc', names)}")
+    v = fresh
+    own = _hidden_source(g, names, v)
+    # full IRIs: it goes into queries that may declare no prefixes, or others
+    derived, used, summarizes = PROV.wasDerivedFrom, PROV.used, WB.summarizes
+    record = f"GRAPH ?{v}src {{ {g} {derived} ?{v}src }} {_hidden_source(f'?{v}src', names, v)}"
+    about = (f"GRAPH {g} {{ {g} {used}|{summarizes} ?{v}rec }} GRAPH ?{v}rsrc {{ ?{v}rec "
+             f"{derived} ?{v}rsrc }} {_hidden_source(f'?{v}rsrc', names, v)}")
     return f"FILTER NOT EXISTS {{ {{ {own} }} UNION {{ {record} }} UNION {{ {about} }} }}"
 
 

@@ -1,0 +1,149 @@
+"""A restricted read rewritten for the engine, not run on a copy (issue 20, part 1, step 3).
+
+:func:`restrict` takes a SPARQL query and a reader's name and groups, and returns the query the
+engine should run on the whole store so that it sees only the graphs the reader may see:
+
+- every ``GRAPH ?g { ... }`` is followed by the audience filter
+  (:func:`workbench.access.audience.withheld`), in the same group, so the engine drops the
+  solutions from graphs the reader may not see, a lookup per graph a solution binds; a
+  ``GRAPH <iri>`` (or a prefixed name) gets the same filter about that graph;
+- ``FROM`` and ``FROM NAMED`` keep the graphs the reader may see (:attr:`Rewritten.dataset`
+  lists them for the caller to check, :meth:`Rewritten.query` names those it may see and the
+  empty graph for the others);
+- the filter's own variables carry a prefix the query does not use, so they never meet its own.
+
+It reads the text with one reading of SPARQL's tokens (the patterns of
+:mod:`workbench.sparqlcheck`) and refuses, in plain words, what one reading cannot place
+exactly: a ``<`` after an operand inside an expression that could also start an IRI
+(``FILTER(?a<b:c>)``), triple terms (``<<``), a bare word that holds ``GRAPH`` or ``FROM`` glued
+to another (pyoxigraph reads ``trueGRAPH`` as two words), and a dataset named by prefixed or
+relative IRIs. The checks of :func:`workbench.sparqlcheck.check_query` (SERVICE, depth, length)
+come first and still hold. Until the shared graphs hold nothing a reader may be denied
+(docs/decisions/20261205-visibility-the-engine-enforces.md), the tests hold it against the
+readers' views, which remain what readers read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from workbench.access.audience import withheld
+from workbench.errors import Unsupported
+from workbench.sparqlcheck import BNODE, COMMENT, IRI, LANGTAG, NUMBER, PNAME, STRING_LONG, STRING_SHORT, VAR, WS
+
+NONE_GRAPH = "<urn:wb:graph:none>"  # a graph nothing is written to: a dataset's hidden member
+_TOKEN = re.compile(
+    rf"(?P<quiet>{WS}|{COMMENT})|(?P<string>{STRING_LONG}|{STRING_SHORT})|(?P<var>{VAR})|(?P<bnode>{BNODE})"
+    rf"|(?P<pname>{PNAME})|(?P<number>{NUMBER})|(?P<lang>{LANGTAG})|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<triple><<|>>)|(?P<lt><=|<)|(?P<open>[({\[])|(?P<close>[)}\]])|(?P<other>\|\||&&|!=|>=|\^\^|.)",
+    re.DOTALL,
+)
+_IRI = re.compile(IRI)
+_GLUED = re.compile(r"graph|from", re.IGNORECASE)
+_OPERANDS = frozenset({"string", "var", "bnode", "pname", "number", "lang", "iri", "word"})
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """The query to send, in pieces around the graphs its ``FROM`` / ``FROM NAMED`` name
+    (``dataset``: IRIs, in order), each of which :meth:`query` names only if the reader may see it."""
+
+    pieces: tuple[str, ...]
+    dataset: tuple[str, ...] = ()
+
+    def query(self, visible: Iterable[str] = ()) -> str:
+        """The query, naming each dataset graph among ``visible`` and the empty graph for the others."""
+        seen = set(visible)
+        out = [self.pieces[0]]
+        for graph, piece in zip(self.dataset, self.pieces[1:], strict=True):
+            out += [f"<{graph}>" if graph in seen else NONE_GRAPH, piece]
+        return "".join(out)
+
+
+def _fresh(text: str) -> str:
+    """A variable prefix the query does not use."""
+    n = 0
+    while f"_wb{n}" in text:
+        n += 1
+    return f"_wb{n}_"
+
+
+def restrict(query: str, agents: Iterable[str]) -> Rewritten:
+    """``query`` as a reader with ``agents`` (their name and groups) may run it on the whole
+    store. Raises Unsupported, in plain words, for what it cannot place exactly (see above)."""
+    fresh = _fresh(query)
+    names = sorted(set(agents))
+    inserts: list[tuple[int, str]] = []  # (position, text) to insert
+    dataset: list[tuple[int, int]] = []  # spans of FROM / FROM NAMED IRIs
+    opens: list[tuple[str, str]] = []  # per open bracket: it, and the graph term its group is of ("": none)
+    expect: str | None = None  # after GRAPH: "term", then "brace"; after FROM: "iri"
+    term = ""
+    operand = False
+    pos = 0
+    while pos < len(query):
+        m = _TOKEN.match(query, pos)
+        assert m is not None  # '.' matches any character
+        kind, token, start = m.lastgroup, m.group(), m.start()
+        pos = m.end()
+        if kind == "quiet":
+            continue
+        if kind == "triple":
+            raise Unsupported("triple terms (<< >>) are not available to a restricted reader's SPARQL")
+        expr = bool(opens) and opens[-1][0] == "("
+        if kind == "lt":
+            iri = _IRI.match(query, start)
+            if iri is not None:
+                if expr and operand:
+                    raise Unsupported(f"at character {start}: '<' could start an IRI or compare; write a space "
+                                      "after a '<' that compares (a restricted reader's SPARQL is read one way)")
+                kind, token, pos = "iri", iri.group(), iri.end()
+        if kind == "word" and _GLUED.search(token) and token.upper() not in ("GRAPH", "FROM"):
+            raise Unsupported(f"at character {start}: {token!r} holds a keyword glued to another word; "
+                              "separate them with a space")
+        if expect == "iri":
+            if kind == "word" and token.upper() == "NAMED":
+                continue
+            if kind != "iri":
+                raise Unsupported("FROM and FROM NAMED take a full IRI in angle brackets in a restricted reader's "
+                                  "SPARQL (not a prefixed or relative name)")
+            dataset.append((start, pos))
+            expect = None
+        elif expect == "term":
+            if kind not in ("var", "iri", "pname"):
+                expect = None  # not a graph pattern (pyoxigraph will say what it is)
+            else:
+                term, expect = token, "brace"
+                continue
+        elif expect == "brace":
+            expect = None
+            if token == "{":
+                opens.append(("{", term))
+                operand = False
+                continue
+        if kind == "word" and token.upper() == "GRAPH" and not expr:
+            expect = "term"
+        elif kind == "word" and token.upper() == "FROM":
+            expect = "iri"
+        elif kind == "open":
+            opens.append((token, ""))
+        elif kind == "close" and opens:
+            graph = opens.pop()[1]
+            if graph:  # the end of GRAPH term { ... }: the filter follows it, in the same group
+                inserts.append((pos, " " + withheld(graph, names, fresh=fresh)))
+        operand = kind in _OPERANDS or kind == "close"
+    # One pass over the edits in order: a filter is inserted; a dataset graph ends a piece.
+    pieces, current, last = [], [], 0
+    edits = sorted([(p, p, add) for p, add in inserts] + [(s, e, None) for s, e in dataset], key=lambda x: x[0])
+    for s, e, add in edits:
+        current.append(query[last:s])
+        if add is None:
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(add)
+        last = e
+    current.append(query[last:])
+    pieces.append("".join(current))
+    return Rewritten(tuple(pieces), tuple(query[s + 1:e - 1] for s, e in dataset))
