@@ -16,6 +16,7 @@ from tests.conftest import FIXED_NOW, dump
 from workbench.ids import (
     ACTIVITY_PREFIX,
     AUDIT_GRAPH,
+    ENTITIES_GRAPH,
     META_GRAPH,
     SOURCE_PREFIX,
     SUMMARIES_GRAPH,
@@ -81,7 +82,13 @@ _MOVED = f'FILTER(STRSTARTS(STR(?g), "{SOURCE_PREFIX}") || STRSTARTS(STR(?g), "{
 
 def _old_layout(store: Store) -> None:
     """Put every source's description, every record's metadata and every act on records back
-    where stores kept them before: the metadata graph."""
+    where stores kept them before: the metadata graph (and the names records gave, with their
+    links to those records, in the entities graph)."""
+    names = f"""{{ GRAPH ?g {{ ?e wb:namedIn ?o }} BIND(wb:namedIn AS ?p) {_MOVED} }}
+        UNION {{ GRAPH ?g {{ ?e a wb:Entity ; ?p ?o }} {_MOVED}
+                 VALUES ?p {{ rdf:type skos:prefLabel wb:nameKey prov:wasGeneratedBy }} }}"""
+    store.update(PREFIXES + f"INSERT {{ GRAPH {ENTITIES_GRAPH} {{ ?e ?p ?o }} }} WHERE {{ {names} }}")
+    store.update(PREFIXES + f"DELETE {{ GRAPH ?g {{ ?e ?p ?o }} }} WHERE {{ {names} }}")
     store.update(PREFIXES + f"INSERT {{ GRAPH {META_GRAPH} {{ ?s ?p ?o }} }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {_MOVED} }}")
     for row in store.select(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{}} {_MOVED} }}"):
         store.update(f"DROP GRAPH {row['g']}")

@@ -1,6 +1,7 @@
 """A restricted read rewritten for the engine (access.rewrite): the rewritten query, run on the
 whole store, answers as the query run on the reader's view (the oracle), over the graphs that
-the layout already withholds whole (records, sources, acts, summaries, tombstones); on the
+the layout already withholds whole (records, sources, acts, summaries, tombstones, names an
+import gave); on the
 embedded store, `oxigraph serve` and Virtuoso. And what one reading of the text cannot place is
 refused, in plain words."""
 
@@ -52,6 +53,9 @@ QUERIES = [
     "SELECT * FROM NAMED <urn:wb:record:r1> FROM NAMED <urn:wb:source:s2> WHERE { GRAPH ?g { ?s ?p ?o } }",
     "SELECT * FROM <urn:wb:record:r2> WHERE { ?s ?p ?o }",
     f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {OURS} }}",
+    # names: the shared entities graph holds only what everyone may see; the rest is beside records
+    "SELECT ?s ?p ?o WHERE { GRAPH <urn:wb:graph:entities> { ?s ?p ?o } }",
+    f"SELECT DISTINCT ?e ?k ?r WHERE {{ GRAPH ?g {{ ?e <{WB}nameKey> ?k OPTIONAL {{ ?e <{WB}namedIn> ?r }} }} }}",
 ]
 
 

@@ -9,7 +9,7 @@ so they share one. :func:`redact` deletes it, and everything that follows from i
 
 What rests on something hidden is hidden with it: a summary of a hidden record, an act on one
 (a supersession, a retraction, with its reason), the names of an entity an import made that only
-hidden records name (``wb:namedIn``), the link by which a hidden record supersedes a visible
+hidden records name (described only beside them), the link by which a hidden record supersedes a visible
 one (the visible one then reads as active, as in a store that never held the hidden one; stores
 written before 2026-12-06 also stored that status on the visible record, which a view restores).
 """
@@ -171,7 +171,7 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
     meta, ents, sources, records = META_GRAPH, ENTITIES_GRAPH, hidden.sources, hidden.records
     if sources:
         gone = _values([*records, *sources])
-        named = _named_only_in(db, records)
+        named = _named_only_in(db, sources)
         mentioned = _column(
             db, f"""SELECT DISTINCT ?e WHERE {{ VALUES ?r {{ {_values(records)} }}
             {{ GRAPH ?r {{ {{ ?e ?p ?o }} UNION {{ ?o ?p ?e }} }} }} UNION {{ GRAPH ?m {{ ?r ?p ?e }} }}
@@ -221,15 +221,14 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
     _own_revision(db)
 
 
-def _named_only_in(db: ox.Store, records: Sequence[ox.NamedNode]) -> list[ox.NamedNode]:
-    """Entities an import made whose every naming record (``wb:namedIn``) is among ``records``."""
-    if not records:
+def _named_only_in(db: ox.Store, graphs: Sequence[ox.NamedNode]) -> list[ox.NamedNode]:
+    """Entities an import made that only restricted records name, all of them in ``graphs`` (the
+    hidden sources' graphs): described nowhere else (see :mod:`workbench.names.given`)."""
+    if not graphs:
         return []
     return _column(
-        db, PREFIXES + f"""SELECT DISTINCT ?e WHERE {{ VALUES ?r {{ {_values(records)} }}
-        GRAPH {ENTITIES_GRAPH} {{ ?e wb:namedIn ?r
-        FILTER NOT EXISTS {{ ?e wb:namedIn ?other FILTER(?other NOT IN ({_listed(records)})) }}
-        FILTER NOT EXISTS {{ ?e prov:wasGeneratedBy ?made . ?made a prov:Activity }} }} }}"""
+        db, PREFIXES + f"""SELECT DISTINCT ?e WHERE {{ VALUES ?g {{ {_values(graphs)} }} GRAPH ?g {{ ?e a wb:Entity }}
+        FILTER NOT EXISTS {{ GRAPH ?h {{ ?e a wb:Entity }} FILTER(?h NOT IN ({_listed(graphs)})) }} }}"""
     )
 
 

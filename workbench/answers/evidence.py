@@ -37,7 +37,7 @@ def _rank(p: str, g: str) -> int | None:
     if p == WB.relationLabel.value:
         return 1 if g == ONTOLOGY_GRAPH.value else None
     if p == SKOS.prefLabel.value:
-        return 2 if g == ENTITIES_GRAPH.value else 3
+        return 2 if g == ENTITIES_GRAPH.value or g.startswith(SOURCE_PREFIX) else 3  # an entity's own
     if p == RDFS.label.value:
         return 4 if g == ONTOLOGY_GRAPH.value else None
     return 5 if g.startswith(SOURCE_PREFIX) else None  # a record's id, beside its source

@@ -47,8 +47,8 @@ def _id(prefix: str, *parts: str) -> str:
 def _entities(store: Store) -> list[tuple[str, str]]:
     """(IRI, preferred name) of every registered entity not merged into another, by IRI."""
     rows = store.select(
-        PREFIXES + f"""SELECT ?e (MIN(STR(?n)) AS ?name) WHERE {{ GRAPH {ENTITIES_GRAPH} {{ ?e a wb:Entity ;
-        skos:prefLabel ?n FILTER NOT EXISTS {{ ?e owl:sameAs ?other }} }} }} GROUP BY ?e ORDER BY ?e"""
+        PREFIXES + f"""SELECT ?e (MIN(STR(?n)) AS ?name) WHERE {{ GRAPH ?d {{ ?e a wb:Entity ; skos:prefLabel ?n }}
+        FILTER NOT EXISTS {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs ?other }} }} }} GROUP BY ?e ORDER BY ?e"""
     )
     return [(r["e"].value, r["name"].value) for r in rows if r["name"] is not None]  # type: ignore[union-attr]
 

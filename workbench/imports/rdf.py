@@ -268,11 +268,14 @@ def _plan_data(path: Path, found: _Inspection, plan: RdfPlan, options: RdfOption
         )
         plan.loose += assertion_quads(spec)
         plan.records_added += 1
-    plan.loose += [ox.Quad(e, WB.nameKey, ox.Literal(k), ENTITIES_GRAPH) for e, k in sorted(found.names, key=str)]
     # The names a file gives rest on the records holding its labels: all from one source, so
-    # any of its new records stands for them (see access.writes).
+    # any of its new records stands for them (see access.writes). Their keys are in the shared
+    # entities graph, or beside the source's records if it is restricted (see names.given).
+    home = source_iri(src.id)
+    keys_in = home if src.visible_to else ENTITIES_GRAPH
+    plan.loose += [ox.Quad(e, WB.nameKey, ox.Literal(k), keys_in) for e, k in sorted(found.names, key=str)]
     keyed = sorted({e for e, _ in found.names if isinstance(e, ox.NamedNode)}, key=str)
-    plan.loose += [ox.Quad(e, WB.namedIn, new[0][0], ENTITIES_GRAPH) for e in keyed]
+    plan.loose += [ox.Quad(e, WB.namedIn, new[0][0], home) for e in keyed]
 
 
 def _plan_export(

@@ -210,24 +210,35 @@ class RecordsPlanner:
                     naming[key].append(rec)
         bound = entities.resolve_keys(self.seen, first)
         entities.check_bindings(bound, {k: w for k, (_, w) in first.items()})
+        described = entities.descriptions(self.store, {i for iris in bound.values() for i in iris})
         out: dict[str, ox.NamedNode] = {}
         minted: set[str] = set()
         for key, iris in sorted(bound.items()):
+            # Where the entity is described: the entities graph once a record anyone may see
+            # names it; else beside each restricted record that names it (its source's graph).
+            private = all(r.visible_to for r in naming[key])
+            homes = sorted({source_iri(r.source.id) for r in naming[key]}, key=str) if private else [ENTITIES_GRAPH]
             if iris:
                 out[key] = ox.NamedNode(iris[0])
+                have = described.get(iris[0], {})
+                if have and ENTITIES_GRAPH not in have:  # copies of its description where it is not yet
+                    plan.batch.quads += [ox.Quad(out[key], p, o, g) for g in homes if g not in have
+                                         for p, o in next(iter(have.values()))]
             else:
                 name, where = first[key]
                 # An entity only restricted records name gets an IRI that does not spell a
                 # name others could mint: a later "Mia" from someone who may not see it is
                 # minted as if it did not exist.
-                private = all(r.visible_to for r in naming[key])
                 seed = f"{record_iri(naming[key][0].id).value} {key}" if private else None
                 iri = entities.mint(self.store, name, minted, seed=seed)
-                plan.batch.quads += entities.entity_quads(iri, name, plan.activity)
+                for g in homes:
+                    plan.batch.quads += entities.entity_quads(iri, name, plan.activity, graph=g)
                 plan.origins[iri.value] = where
                 plan.new_entities.append(iri.value)
                 out[key] = iri
-            plan.batch.quads += [ox.Quad(out[key], WB.namedIn, record_iri(r.id), ENTITIES_GRAPH) for r in naming[key]]
+            # each naming record's link is beside the record's metadata, seen with it
+            plan.batch.quads += [ox.Quad(out[key], WB.namedIn, record_iri(r.id), source_iri(r.source.id))
+                                 for r in naming[key]]
         return out
 
     def _add_record(

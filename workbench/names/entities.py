@@ -36,7 +36,7 @@ def names_query(keys: Sequence[str]) -> str:
     :func:`resolve_all` sends, so a question can send it ahead (:meth:`Store.prefetch`)."""
     values = " ".join(literal(k) for k in keys)
     return (PREFIXES + f"SELECT DISTINCT ?k ?e ?into WHERE {{ VALUES ?k {{ {values} }} "
-            f"{{ GRAPH {ENTITIES_GRAPH} {{ ?e wb:nameKey ?k }} }} "
+            "{ GRAPH ?g { ?e wb:nameKey ?k } } "
             "UNION { GRAPH ?g { ?e skos:prefLabel ?k } } UNION { GRAPH ?g { ?e skos:altLabel ?k } } "
             f"OPTIONAL {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs ?into }} }} }}")
 
@@ -52,7 +52,8 @@ def prefetch_names(store: Store, names: Iterable[str | None], *more: str) -> Non
 def _matches(store: Store, keys: Iterable[str]) -> list[tuple[str, str, str]]:
     """(key, entity carrying the name, entity it binds to after following merges) for each key.
 
-    A name binds through a ``wb:nameKey`` in the entities graph, or through a SKOS label that is
+    A name binds through a ``wb:nameKey`` (in the entities graph, or beside the restricted records
+    that named the entity: see :func:`entity_quads`), or through a SKOS label that is
     already its own key (imports add a key only where the label differs from it, which keeps
     bulk common sense with hundreds of thousands of names cheap to load). Merges are followed
     by plain triple patterns, a level a query and only for merged entities (rare): no property
@@ -107,7 +108,7 @@ def entity_ref(store: Store, ref: str) -> ox.NamedNode:
         text = text[1:-1]
     if text.startswith(("urn:", "http://", "https://")):
         node = ox.NamedNode(text)
-        if not store.ask(f"ASK {{ GRAPH {ENTITIES_GRAPH} {{ {node} ?p ?o }} }}"):
+        if not store.ask(PREFIXES + f"ASK {{ GRAPH ?g {{ {node} a wb:Entity }} }}"):
             raise NotFound(f"no entity {node}")
         return node
     res = resolve(store, ref)
@@ -129,10 +130,31 @@ def mint(store: Store, name: str, taken: set[str], *, seed: str | None = None) -
         iri = entity_iri(stem if n == 1 else f"{stem}-{n}")
         if iri.value in taken:
             continue
-        if not store.ask(f"ASK {{ GRAPH {ENTITIES_GRAPH} {{ {iri} ?p ?o }} }}"):
+        if not store.ask(f"ASK {{ GRAPH ?g {{ {iri} ?p ?o }} }}"):  # in any graph, hidden or not
             taken.add(iri.value)
             return iri
     raise Conflict(f"too many entities share the stem {stem!r}")
+
+
+Term = ox.NamedNode | ox.Literal | ox.BlankNode
+DESCRIPTION = (RDF.type, SKOS.prefLabel, WB.nameKey, PROV.wasGeneratedBy)  # what entity_quads writes
+
+
+Described = dict[ox.NamedNode, list[tuple[ox.NamedNode, Term]]]  # graph -> (predicate, object)
+
+
+def descriptions(store: Store, iris: Iterable[str]) -> dict[str, Described]:
+    """For each entity, the graphs that describe it (:func:`entity_quads`) and what each says."""
+    iris = sorted(set(iris))
+    if not iris:
+        return {}
+    preds = " ".join(str(p) for p in DESCRIPTION)
+    rows = store.select(PREFIXES + f"""SELECT ?e ?g ?p ?o WHERE {{ VALUES ?e {{ {' '.join(f'<{i}>' for i in iris)} }}
+        GRAPH ?g {{ ?e a wb:Entity ; ?p ?o }} VALUES ?p {{ {preds} }} }} ORDER BY ?g ?p ?o""")
+    out: dict[str, Described] = {}
+    for r in rows:
+        out.setdefault(r["e"].value, {}).setdefault(r["g"], []).append((r["p"], r["o"]))  # type: ignore[union-attr, arg-type]
+    return out
 
 
 def _label(name: str, lang: str | None) -> ox.Literal:
@@ -145,9 +167,12 @@ def _label(name: str, lang: str | None) -> ox.Literal:
         raise Invalid(f"{lang!r} is not a language tag (en, zh, pt-BR): {exc}", where="lang") from None
 
 
-def entity_quads(iri: ox.NamedNode, name: str, activity: ox.NamedNode, lang: str | None = None) -> list[ox.Quad]:
-    """The quads that create an entity with its first name."""
-    g = ENTITIES_GRAPH
+def entity_quads(iri: ox.NamedNode, name: str, activity: ox.NamedNode, lang: str | None = None,
+                 graph: ox.NamedNode = ENTITIES_GRAPH) -> list[ox.Quad]:
+    """The quads that create an entity with its first name, in ``graph``: the entities graph,
+    whoever may see it, or, for an entity only restricted records name, the graph of each such
+    record's source (so its names are seen by whoever sees one of them)."""
+    g = graph
     label = _label(name, lang)
     return [
         ox.Quad(iri, RDF.type, WB.Entity, g),
@@ -273,8 +298,10 @@ def describe(store: Store, iris: Iterable[str] | None = None) -> list[Entity]:
     if iris is not None:
         values = "VALUES ?e { " + " ".join(f"<{i}>" for i in iris) + " }"
     rows = store.select(
-        PREFIXES + f"SELECT ?e ?name ?alias ?into WHERE {{ {values} GRAPH {ENTITIES_GRAPH} {{ ?e a wb:Entity . "
-        "{ ?e skos:prefLabel ?name } UNION { ?e skos:altLabel ?alias } UNION { ?e owl:sameAs ?into } } }"
+        PREFIXES + f"SELECT DISTINCT ?e ?name ?alias ?into WHERE {{ {values} GRAPH ?d {{ ?e a wb:Entity }} "
+        f"{{ GRAPH ?d {{ ?e skos:prefLabel ?name }} }} "
+        f"UNION {{ GRAPH {ENTITIES_GRAPH} {{ ?e skos:altLabel ?alias }} }} "
+        f"UNION {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs ?into }} }} }}"
     )
     names: dict[str, list[str]] = {}
     aliases: dict[str, list[tuple[str, str | None]]] = {}

@@ -17,7 +17,7 @@ import pyoxigraph as ox
 
 from workbench import limits
 from workbench.errors import Invalid, NotFound, Unsupported
-from workbench.ids import ENTITIES_GRAPH, id_from_iri, record_iri
+from workbench.ids import id_from_iri, record_iri
 from workbench.store import Store
 from workbench.store.base import reach
 from workbench.values.records import Record, RecordType, Source, Status, Tombstone
@@ -340,18 +340,19 @@ def stats(store: Store) -> dict[str, Any]:
     counts = store.select(
         PREFIXES + "SELECT "
         "(SUM(IF(?g = ?s && ?p = rdf:type && ?o = wb:Source, 1, 0)) AS ?sources) "
-        f"(SUM(IF(?g = {ENTITIES_GRAPH} && ?p = rdf:type && ?o = wb:Entity, 1, 0)) AS ?entities) "
         "(COUNT(*) AS ?quads) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(?p != wb:tokenHash) }"
     )[0]
+    # an entity may be described in several graphs (beside each restricted record that named it)
     tomb = store.select(
-        PREFIXES + "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH ?stone { ?t a wb:Tombstone } }"
+        PREFIXES + "SELECT (COUNT(DISTINCT ?t) AS ?n) (COUNT(DISTINCT ?e) AS ?entities) WHERE { "
+        "{ GRAPH ?stone { ?t a wb:Tombstone } } UNION { GRAPH ?d { ?e a wb:Entity } } }"
     )[0]
     return {
         "records": sum(by_type.values()),
         "by_type": dict(sorted(by_type.items())),
         "by_status": dict(sorted(by_status.items())),
         "sources": int(counts["sources"].value) if counts["sources"] else 0,
-        "entities": int(counts["entities"].value) if counts["entities"] else 0,
+        "entities": int(tomb["entities"].value),  # type: ignore[union-attr]
         "tombstones": int(tomb["n"].value),  # type: ignore[union-attr]
         "quads": int(counts["quads"].value),  # type: ignore[union-attr]
     }

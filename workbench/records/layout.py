@@ -17,7 +17,16 @@ from, where it was in the metadata graph; :func:`migrate` moves those too.
 
 from __future__ import annotations
 
-from workbench.ids import AUDIT_GRAPH, META_GRAPH, RECORD_PREFIX, SOURCE_PREFIX, SUMMARIES_GRAPH, TOMBSTONE_PREFIX
+from workbench.ids import (
+    AUDIT_GRAPH,
+    ENTITIES_GRAPH,
+    META_GRAPH,
+    RECORD_PREFIX,
+    SOURCE_PREFIX,
+    SUMMARIES_GRAPH,
+    TOMBSTONE_PREFIX,
+)
+from workbench.names.entities import DESCRIPTION
 from workbench.records.acts import AGENT_KINDS
 from workbench.store.base import Store
 from workbench.vocab import PREFIXES
@@ -35,7 +44,8 @@ def outdated(store: Store) -> bool:
     return store.ask(PREFIXES + f"""ASK {{ {{ GRAPH {META_GRAPH} {{ ?s a ?kind }} VALUES ?kind {{ {_MOVED} }} }}
         UNION {{ GRAPH {SUMMARIES_GRAPH} {{ ?s a wb:Summary }} }}
         UNION {{ GRAPH {AUDIT_GRAPH} {{ ?s a wb:Tombstone }} }}
-        UNION {{ GRAPH {META_GRAPH} {{ ?s a wb:Import }} }} }}""")
+        UNION {{ GRAPH {META_GRAPH} {{ ?s a wb:Import }} }}
+        UNION {{ GRAPH {ENTITIES_GRAPH} {{ ?s wb:namedIn ?r }} }} }}""")
 
 
 def migrate(store: Store) -> bool:
@@ -59,7 +69,8 @@ def migrate(store: Store) -> bool:
         GRAPH {meta} {{ ?o a ?agent ; ?q ?b }} VALUES ?agent {{ {_kinds()} }} }}""")
     store.update(PREFIXES + f"""DELETE {{ GRAPH {meta} {{ ?x ?p ?o }} }}
         WHERE {{ GRAPH {meta} {{ ?x a ?kind ; ?p ?o }} VALUES ?kind {{ {_MOVED} }} }}""")
-    _runs(store)  # last: they go where their records' metadata now is
+    _runs(store)  # they go where their records' metadata now is; so do names
+    _names(store)
     return True
 
 
@@ -93,3 +104,22 @@ def _runs(store: Store) -> None:
         WHERE {{ GRAPH {meta} {{ ?a a wb:Import ; ?p ?o }} }} ;
         DELETE {{ GRAPH {meta} {{ ?w ?q ?b }} }} WHERE {{ GRAPH {meta} {{ ?w a ?kind ; ?q ?b }}
         VALUES ?kind {{ {_kinds()} }} FILTER NOT EXISTS {{ GRAPH {meta} {{ ?x ?y ?w }} }} }}""")
+
+
+def _names(store: Store) -> None:
+    """Each ``wb:namedIn`` link beside its record's metadata; the description of an entity an
+    import made that only restricted records name, beside each of them; then out of the entities
+    graph."""
+    ents = ENTITIES_GRAPH
+    store.update(PREFIXES + f"""INSERT {{ GRAPH ?m {{ ?e wb:namedIn ?r }} }} WHERE {{
+        GRAPH {ents} {{ ?e wb:namedIn ?r }} GRAPH ?m {{ ?r prov:wasDerivedFrom ?src }} }}""")
+    private = f"""GRAPH {ents} {{ ?e a wb:Entity }}
+        FILTER NOT EXISTS {{ GRAPH {ents} {{ ?e prov:wasGeneratedBy ?made . ?made a prov:Activity }} }}
+        FILTER NOT EXISTS {{ GRAPH ?pub {{ ?e wb:namedIn ?any }} FILTER(?pub != {ents})
+                             FILTER NOT EXISTS {{ GRAPH ?pub {{ ?pub wb:visibleTo ?someone }} }} }}
+        FILTER EXISTS {{ GRAPH ?x {{ ?e wb:namedIn ?y }} FILTER(?x != {ents}) }}"""
+    what = f"VALUES ?p {{ {' '.join(str(p) for p in DESCRIPTION)} }} GRAPH {ents} {{ ?e ?p ?o }}"
+    store.update(PREFIXES + f"""INSERT {{ GRAPH ?m {{ ?e ?p ?o }} }} WHERE {{ {private}
+        GRAPH ?m {{ ?e wb:namedIn ?r }} FILTER(?m != {ents}) {what} }}""")
+    store.update(PREFIXES + f"""DELETE {{ GRAPH {ents} {{ ?e ?p ?o }} }} WHERE {{ {private} {what} }}""")
+    store.update(PREFIXES + f"DELETE WHERE {{ GRAPH {ents} {{ ?e wb:namedIn ?r }} }}")

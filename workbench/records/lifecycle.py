@@ -20,6 +20,7 @@ from workbench.ids import (
     record_iri,
     tombstone_graph,
 )
+from workbench.names import given
 from workbench.names.keys import name_key
 from workbench.records import get, meta_graph, status_and_home
 from workbench.records.acts import activity, agent_quads
@@ -104,8 +105,9 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, se
     seen_by = [agent_iri(a) for a in audience.of_record(store, iri)]
     doomed = _described(store, iri, home)
     sources = _orphan_sources(store, iri)
-    doomed += _orphan_names(store, iri)
-    doomed += _names_given(store, iri)
+    doomed += _orphan_names(store, iri, home)
+    names_gone, names_moved = given.erased(store, iri, home)
+    doomed += names_gone
     doomed += _candidates(store, iri)
     doomed += summary_copies(store, iri)
     g = tombstone_graph(iri)  # a graph of its own, seen by whoever could see the record
@@ -119,24 +121,10 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, se
         ox.Quad(iri, WB.reason, ox.Literal(reason), g),
         *agent_quads(actor, g),
     ]
-    store.apply(drop=[iri, *sources], delete=doomed, insert=stone)  # one request: all of it or none
+    # one request: all of it or none
+    moved = [q for q in names_moved if q.graph_name not in sources]
+    store.apply(drop=[iri, *sources], delete=doomed, insert=stone + moved)
     return Tombstone(iri=iri.value, kind=kind, erased_by=actor, erased_at=now, reason=reason)
-
-
-def _names_given(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
-    """The record's ``wb:namedIn`` links, and every quad of an entity an import made that no
-    other record names (its names, keys and aliases: names only it gave)."""
-    g = ENTITIES_GRAPH
-    links = store.select(PREFIXES + f"SELECT ?e WHERE {{ GRAPH {g} {{ ?e wb:namedIn {iri} }} }}")
-    out = [ox.Quad(r["e"], WB.namedIn, iri, g) for r in links]  # type: ignore[arg-type]
-    rows = store.select(
-        PREFIXES + f"""SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {g} {{ ?e wb:namedIn {iri} .
-        FILTER NOT EXISTS {{ ?e wb:namedIn ?other FILTER(?other != {iri}) }}
-        FILTER NOT EXISTS {{ ?e prov:wasGeneratedBy ?made . ?made a prov:Activity }}
-        {{ ?e ?p ?o BIND(?e AS ?s) }} UNION {{ ?s wb:aliasOf ?e ; ?p ?o }} UNION {{ ?s ?p ?e BIND(?e AS ?o) }} }} }}"""
-    )
-    out += [ox.Quad(r["s"], r["p"], r["o"], g) for r in rows]  # type: ignore[arg-type]
-    return sorted(set(out), key=str)
 
 
 def _described(store: Store, node: ox.NamedNode, home: ox.NamedNode) -> list[ox.Quad]:
@@ -167,8 +155,8 @@ def _orphan_sources(store: Store, iri: ox.NamedNode) -> list[ox.NamedNode]:
     return [r["src"] for r in rows if isinstance(r["src"], ox.NamedNode)]
 
 
-def _orphan_names(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
-    """Name keys that only this record's labels gave."""
+def _orphan_names(store: Store, iri: ox.NamedNode, home: ox.NamedNode) -> list[ox.Quad]:
+    """Name keys that only this record's labels gave (its metadata is in ``home``)."""
     rows = store.select(
         PREFIXES + f"SELECT ?e ?label WHERE {{ GRAPH {iri} {{ ?e skos:prefLabel|skos:altLabel ?label }} }}"
     )
@@ -181,9 +169,8 @@ def _orphan_names(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
             f"FILTER(LCASE(STR(?l)) = LCASE({key})) }} UNION {{ GRAPH {ENTITIES_GRAPH} {{ "
             f"?a wb:aliasOf {e} ; wb:alias ?l FILTER(LCASE(STR(?l)) = LCASE({key})) }} }} }}"
         )
-        quad = ox.Quad(e, WB.nameKey, key, ENTITIES_GRAPH)  # type: ignore[arg-type]
-        if not still:
-            out.append(quad)
+        if not still:  # in the entities graph, or beside a restricted source's records (imports.rdf)
+            out += [ox.Quad(e, WB.nameKey, key, g) for g in (ENTITIES_GRAPH, home)]  # type: ignore[arg-type]
     return out
 
 

@@ -104,7 +104,7 @@ class Primed:
         k, e, g = (f"{v}_{x}" for x in "keg")
 
         def named(entity: str) -> str:
-            return (f"{{ GRAPH {ENTITIES_GRAPH} {{ {entity} wb:nameKey {k} }} }} "
+            return (f"{{ GRAPH {g} {{ {entity} wb:nameKey {k} }} }} "
                     f"UNION {{ GRAPH {g} {{ {entity} skos:prefLabel {k} }} }} "
                     f"UNION {{ GRAPH {g} {{ {entity} skos:altLabel {k} }} }}")
         return (f"VALUES {k} {{ {literal(self.keys[stand_in])} }} {{ {named(v)} }} "
