@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, dump
+from workbench.errors import Conflict
 from workbench.ids import ENTITIES_GRAPH, source_iri
+from workbench.records import layout
 from workbench.service import Workbench
 from workbench.store import MemoryStore, Store
 from workbench.vocab import PREFIXES
@@ -98,3 +101,51 @@ def test_the_shared_graph_holds_only_names_a_public_record_gave(tmp_path_factory
         set() if public else {source_iri(f"s{s}").value for s, a in naming if a})
     assert where >= expected and (ENTITIES_GRAPH.value in where) == public
     assert where <= expected | {source_iri(f"s{s}").value for s, a in naming if a}
+
+
+def _graphs_of(store: Store, pattern: str) -> set[str]:
+    rows = store.select(PREFIXES + f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ {pattern} }} }}")
+    return {r["g"].value for r in rows}  # type: ignore[union-attr]
+
+
+def test_a_persons_acts_on_a_private_entity_are_beside_it(tmp_path: Path) -> None:
+    wb = Workbench(MemoryStore(), user="root", clock=lambda: FIXED_NOW)
+    wb.init()
+    wb.add_user("root", ["admin"])
+    wb.add_user("fay", ["viewer"], groups=["group:family"])
+    wb.add_user("olga", ["viewer"])
+    ents, fam = ENTITIES_GRAPH.value, source_iri("fam").value
+    _import(wb, tmp_path, _line("p1", "fam", ["group:family"], "Mia", "Granny"), _line("pub1", "notes", [], "Ravi"),
+            _line("v1", "vault", ["alice"], "Zed"))
+    wb.add_alias("Mia", "Mimi")
+    wb.add_alias("Ravi", "Rav")
+    assert _graphs_of(wb.store, '?a wb:alias "Mimi"') == {fam} and _graphs_of(wb.store, '?a wb:alias "Rav"') == {ents}
+    assert wb.seen_by("fay").resolve("Mimi").outcome == "bound"
+    assert wb.seen_by("olga").resolve("Mimi").outcome == "unknown"
+    wb.merge("Ravi", "Granny", reason="the same person")  # a private entity into a public one: beside the private
+    assert _graphs_of(wb.store, "?x owl:sameAs ?y") == {fam}
+    with pytest.raises(Conflict, match="different sources"):
+        wb.merge("Mia", "Zed", reason="no reader is sure to see both")
+    wb.split("Granny", reason="not the same after all")
+    assert _graphs_of(wb.store, "?x owl:sameAs ?y") == set() and _graphs_of(wb.store, "?s a wb:Split") == {fam}
+    # erasing the last record naming Mia takes her alias too
+    wb.erase("p1", reason="a test")
+    assert _graphs_of(wb.store, '?a wb:alias "Mimi"') == set() and wb.resolve("Mimi").outcome == "unknown"
+    assert wb.resolve("Rav").outcome == "bound"
+
+
+def test_an_older_stores_acts_on_a_private_entity_are_moved_beside_it(tmp_path: Path) -> None:
+    wb = Workbench(MemoryStore(), user="root", clock=lambda: FIXED_NOW)
+    wb.init()
+    _import(wb, tmp_path, _line("p1", "fam", ["group:family"], "Mia"))
+    wb.add_alias("Mia", "Mimi")
+    before = dump(wb.store)
+    fam, ents = source_iri("fam"), ENTITIES_GRAPH
+    alias = f"""{{ GRAPH {fam} {{ ?s wb:aliasOf ?e ; ?p ?o }} }} UNION {{ GRAPH {fam} {{ ?s ?p ?o }}
+        FILTER(?p IN (skos:altLabel) || (?p = wb:nameKey && ?o = "mimi")) }}"""
+    agent = f"GRAPH {fam} {{ ?a wb:aliasOf ?e ; prov:wasAssociatedWith ?s . ?s ?p ?o }}"  # also the run's
+    wb.store.update(PREFIXES + f"INSERT {{ GRAPH {ents} {{ ?s ?p ?o }} }} WHERE {{ {{ {alias} }} UNION {{ {agent} }} }}")
+    wb.store.update(PREFIXES + f"DELETE {{ GRAPH {fam} {{ ?s ?p ?o }} }} WHERE {{ {alias} }}")
+    assert layout.outdated(wb.store) and dump(wb.store) != before
+    assert layout.migrate(wb.store) and not layout.outdated(wb.store)
+    assert dump(wb.store) == before

@@ -18,7 +18,7 @@ from tests.test_audience import AUDIENCES, ENGINES, OURS, READERS, _world, engin
 from workbench.access.audience import withheld
 from workbench.access.rewrite import NONE_GRAPH, restrict
 from workbench.access.views import viewer
-from workbench.errors import StoreUnavailable, Unsupported
+from workbench.errors import Conflict, StoreUnavailable, Unsupported
 from workbench.service import Workbench
 from workbench.store import Store
 from workbench.vocab import PREFIXES
@@ -88,10 +88,23 @@ def _check(wb: Workbench, skip: tuple[str, ...] = ()) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sources=st.lists(st.integers(0, len(AUDIENCES) - 1), min_size=1, max_size=4),
        records=st.lists(st.integers(0, 3), min_size=1, max_size=6),
-       acts=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 3)), max_size=4))
+       acts=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 3)), max_size=4),
+       alias=st.integers(0, 5), merge=st.tuples(st.integers(0, 5), st.integers(0, 5)))
 def test_the_rewritten_query_answers_as_the_view(tmp_path_factory: pytest.TempPathFactory, sources: list[int],
-                                                 records: list[int], acts: list[tuple[int, int, int]]) -> None:
-    _check(_world(tmp_path_factory.mktemp("rewrite"), sources, records, acts))
+                                                 records: list[int], acts: list[tuple[int, int, int]],
+                                                 alias: int, merge: tuple[int, int]) -> None:
+    wb = _world(tmp_path_factory.mktemp("rewrite"), sources, records, acts)
+    # a person's acts on entities: an alias, a merge (refused when no reader is sure to see both)
+    names = [e.names[0] for e in wb.entities()]
+    if names:
+        wb.add_alias(names[alias % len(names)], "the nickname")
+        a, b = (names[i % len(names)] for i in merge)
+        if a != b:
+            try:
+                wb.merge(a, b, reason="the same thing")
+            except Conflict as exc:
+                assert "different sources" in str(exc)
+    _check(wb)
 
 
 @pytest.mark.parametrize("backend", ENGINES)

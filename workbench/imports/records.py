@@ -32,7 +32,7 @@ from workbench.imports.common import (
     check_shapes,
     source_quads,
 )
-from workbench.names import entities
+from workbench.names import entities, given
 from workbench.names.keys import name_key
 from workbench.names.relations import Relations, negated
 from workbench.records import jsonl, meta, status_and_home
@@ -221,9 +221,10 @@ class RecordsPlanner:
             if iris:
                 out[key] = ox.NamedNode(iris[0])
                 have = described.get(iris[0], {})
-                if have and ENTITIES_GRAPH not in have:  # copies of its description where it is not yet
-                    plan.batch.quads += [ox.Quad(out[key], p, o, g) for g in homes if g not in have
-                                         for p, o in next(iter(have.values()))]
+                if have and ENTITIES_GRAPH not in have:  # copies, with its aliases, where it is not yet
+                    said = given.held(self.store, out[key], min(have, key=str))
+                    plan.batch.quads += [ox.Quad(q.subject, q.predicate, q.object, g) for g in homes if g not in have
+                                         for q in said]
             else:
                 name, where = first[key]
                 # An entity only restricted records name gets an IRI that does not spell a

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import pyoxigraph as ox
 
 from workbench.errors import Ambiguous, Conflict, Invalid, NotFound
-from workbench.ids import ENTITIES_GRAPH, entity_iri, entity_slug
+from workbench.ids import ENTITIES_GRAPH, SOURCE_PREFIX, entity_iri, entity_slug
 from workbench.names.keys import name_key
 from workbench.records.acts import activity
 from workbench.store import Store
@@ -31,6 +31,13 @@ def literal(text: str) -> str:
 NAMES_A_QUERY = 500
 
 
+def registered(g: str) -> str:
+    """A filter keeping the graphs ``g`` (a variable) where entities are registered and acted on:
+    the shared entities graph, and sources' graphs (beside restricted records: :func:`places`).
+    Content graphs may hold ``owl:sameAs`` and labels too; those are not a person's merges and aliases."""
+    return f'FILTER({g} = {ENTITIES_GRAPH} || STRSTARTS(STR({g}), "{SOURCE_PREFIX}"))'
+
+
 def names_query(keys: Sequence[str]) -> str:
     """The one query that binds these name keys (at most :data:`NAMES_A_QUERY`, sorted): what
     :func:`resolve_all` sends, so a question can send it ahead (:meth:`Store.prefetch`)."""
@@ -38,7 +45,7 @@ def names_query(keys: Sequence[str]) -> str:
     return (PREFIXES + f"SELECT DISTINCT ?k ?e ?into WHERE {{ VALUES ?k {{ {values} }} "
             "{ GRAPH ?g { ?e wb:nameKey ?k } } "
             "UNION { GRAPH ?g { ?e skos:prefLabel ?k } } UNION { GRAPH ?g { ?e skos:altLabel ?k } } "
-            f"OPTIONAL {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs ?into }} }} }}")
+            f"OPTIONAL {{ GRAPH ?s {{ ?e owl:sameAs ?into }} {registered('?s')} }} }}")
 
 
 def prefetch_names(store: Store, names: Iterable[str | None], *more: str) -> None:
@@ -71,7 +78,7 @@ def _matches(store: Store, keys: Iterable[str]) -> list[tuple[str, str, str]]:
 def merged_into(store: Store, starts: set[str]) -> dict[str, str]:
     """For each entity, where its merges end (itself if it was not merged): the last node of its
     ``owl:sameAs`` chain (:func:`~workbench.store.base.reach`, one query a level)."""
-    chains = reach(store, ENTITIES_GRAPH, OWL.sameAs, [ox.NamedNode(s) for s in sorted(starts)])
+    chains = reach(store, "?_same", OWL.sameAs, [ox.NamedNode(s) for s in sorted(starts)], within=registered("?_same"))
     return {start.value: chain[-1].value for start, chain in chains.items()}
 
 
@@ -157,6 +164,29 @@ def descriptions(store: Store, iris: Iterable[str]) -> dict[str, Described]:
     return out
 
 
+def places(store: Store, iris: Sequence[ox.NamedNode]) -> list[ox.NamedNode]:
+    """Where a person's act on these entities (an alias, a merge, a split) is written: the shared
+    entities graph when everyone may see all their names; else every graph that describes each
+    of those only restricted records name (beside those records: whoever sees the act sees the
+    entities). Raises Conflict when no graph describes them all (two entities only restricted
+    records of different sources name)."""
+    rows = store.select(PREFIXES + f"""SELECT DISTINCT ?e ?g WHERE {{ VALUES ?e {{ {' '.join(str(i) for i in iris)} }}
+        GRAPH ?g {{ ?e a wb:Entity }} }}""")
+    described: dict[str, set[ox.NamedNode]] = {}
+    for r in rows:
+        described.setdefault(r["e"].value, set()).add(r["g"])  # type: ignore[union-attr, arg-type]
+    # an entity described nowhere is known by the labels of content anyone may read (common sense)
+    private = [described[i.value] for i in iris if i.value in described and ENTITIES_GRAPH not in described[i.value]]
+    if not private:
+        return [ENTITIES_GRAPH]
+    common = set.intersection(*private)
+    if not common:
+        raise Conflict(f"{', '.join(str(i) for i in iris)} are named only by restricted records of different "
+                       "sources: no reader is sure to see both, so they cannot be merged here; name both in one "
+                       "record, or merge them into an entity everyone may see")
+    return sorted(common, key=str)
+
+
 def _label(name: str, lang: str | None) -> ox.Literal:
     """A name as a literal, in ``lang`` if given. Raises Invalid for a tag that is not BCP 47."""
     if not lang:
@@ -211,15 +241,17 @@ def add_alias(
         )
     if current.value in bound:
         return iri  # already a name of this entity: nothing to register
-    act, quads = activity("alias", WB.AliasRegistration, actor=actor, now=now, graph=ENTITIES_GRAPH)
     label = _label(alias, lang)
-    g = ENTITIES_GRAPH
-    quads += [
-        ox.Quad(act, WB.aliasOf, iri, g),
-        ox.Quad(act, WB.alias, label, g),
-        ox.Quad(iri, SKOS.altLabel, label, g),
-        ox.Quad(iri, WB.nameKey, ox.Literal(key), g),
-    ]
+    act, quads = None, []
+    for g in places(store, [iri]):
+        act, made = activity("alias", WB.AliasRegistration, actor=actor, now=now, graph=g, iri=act)
+        quads += [
+            *made,
+            ox.Quad(act, WB.aliasOf, iri, g),
+            ox.Quad(act, WB.alias, label, g),
+            ox.Quad(iri, SKOS.altLabel, label, g),
+            ox.Quad(iri, WB.nameKey, ox.Literal(key), g),
+        ]
     store.apply(insert=quads)
     return iri
 
@@ -233,13 +265,13 @@ def merge(
 ) -> ox.NamedNode:
     """State that ``other`` is the same entity as ``keep``; returns the merge activity. Both are
     looked up in ``seen`` (see :func:`add_alias`)."""
-    act, quads = merge_quads(seen or store, keep, other, actor=actor, now=now, reason=reason)
+    act, quads = merge_quads(seen or store, keep, other, actor=actor, now=now, reason=reason, everything=store)
     store.apply(insert=quads)
     return act
 
 
 def merge_quads(
-    seen: Store, keep: str, other: str, *, actor: str, now: str, reason: str
+    seen: Store, keep: str, other: str, *, actor: str, now: str, reason: str, everything: Store | None = None
 ) -> tuple[ox.NamedNode, list[ox.Quad]]:
     """The merge activity and what it writes, not written: a caller that decides more in the same
     update (approving a proposed merge, :mod:`workbench.review.guessed`) writes them with the rest.
@@ -248,13 +280,17 @@ def merge_quads(
     merged = canonical(seen, entity_ref(seen, other))
     if kept == merged:
         raise Conflict(f"{kept} and {merged} are already the same entity")
-    act, quads = activity("merge", WB.Merge, actor=actor, now=now, graph=ENTITIES_GRAPH, reason=reason)
-    g = ENTITIES_GRAPH
-    quads += [
-        ox.Quad(act, WB.mergedEntity, merged, g),
-        ox.Quad(act, WB.mergedInto, kept, g),
-        ox.Quad(merged, OWL.sameAs, kept, g),
-    ]
+    act: ox.NamedNode | None = None
+    quads: list[ox.Quad] = []
+    for g in places(everything or seen, [kept, merged]):
+        act, made = activity("merge", WB.Merge, actor=actor, now=now, graph=g, reason=reason, iri=act)
+        quads += [
+            *made,
+            ox.Quad(act, WB.mergedEntity, merged, g),
+            ox.Quad(act, WB.mergedInto, kept, g),
+            ox.Quad(merged, OWL.sameAs, kept, g),
+        ]
+    assert act is not None
     return act, quads
 
 
@@ -276,19 +312,26 @@ def split(store: Store, ref: str, *, actor: str, now: str, reason: str, seen: St
             raise Invalid(f"name the merged entity by its IRI; {ref!r} names {len(merged)} merged entities")
         iri = ox.NamedNode(merged[0])
     rows = lookup.select(
-        PREFIXES + f"SELECT ?m ?into WHERE {{ GRAPH {ENTITIES_GRAPH} {{ {iri} owl:sameAs ?into . "
-        f"?m a wb:Merge ; wb:mergedEntity {iri} ; wb:mergedInto ?into . "
-        "FILTER NOT EXISTS { ?s wb:undoes ?m } } }"
+        PREFIXES + f"SELECT ?m ?into WHERE {{ GRAPH ?g {{ {iri} owl:sameAs ?into . "
+        f"?m a wb:Merge ; wb:mergedEntity {iri} ; wb:mergedInto ?into . }} {registered('?g')} "
+        "FILTER NOT EXISTS { GRAPH ?u { ?s wb:undoes ?m } } }"
     )
     if not rows:
         raise Conflict(f"{iri} is not merged into another entity; nothing to split")
     merge_act, into = rows[0]["m"], rows[0]["into"]
-    act, quads = activity("split", WB.Split, actor=actor, now=now, graph=ENTITIES_GRAPH, reason=reason)
-    g = ENTITIES_GRAPH
-    quads += [
-        ox.Quad(act, WB.undoes, merge_act, g),  # type: ignore[arg-type]
-    ]
-    store.apply(insert=quads, delete=[ox.Quad(iri, OWL.sameAs, into, g)])  # type: ignore[arg-type]
+    # the split goes where the merge is (every graph that holds it: see places())
+    where = store.select(PREFIXES + f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ {iri} owl:sameAs {into} }} "
+                         f"{registered('?g')} }}")
+    act: ox.NamedNode | None = None
+    quads: list[ox.Quad] = []
+    gone: list[ox.Quad] = []
+    for row in where:
+        g = row["g"]
+        act, made = activity("split", WB.Split, actor=actor, now=now, graph=g, reason=reason, iri=act)  # type: ignore[arg-type]
+        quads += [*made, ox.Quad(act, WB.undoes, merge_act, g)]  # type: ignore[arg-type]
+        gone.append(ox.Quad(iri, OWL.sameAs, into, g))  # type: ignore[arg-type]
+    assert act is not None
+    store.apply(insert=quads, delete=gone)
     return act
 
 
@@ -300,8 +343,8 @@ def describe(store: Store, iris: Iterable[str] | None = None) -> list[Entity]:
     rows = store.select(
         PREFIXES + f"SELECT DISTINCT ?e ?name ?alias ?into WHERE {{ {values} GRAPH ?d {{ ?e a wb:Entity }} "
         f"{{ GRAPH ?d {{ ?e skos:prefLabel ?name }} }} "
-        f"UNION {{ GRAPH {ENTITIES_GRAPH} {{ ?e skos:altLabel ?alias }} }} "
-        f"UNION {{ GRAPH {ENTITIES_GRAPH} {{ ?e owl:sameAs ?into }} }} }}"
+        f"UNION {{ GRAPH ?a {{ ?e skos:altLabel ?alias }} {registered('?a')} }} "
+        f"UNION {{ GRAPH ?m {{ ?e owl:sameAs ?into }} {registered('?m')} }} }}"
     )
     names: dict[str, list[str]] = {}
     aliases: dict[str, list[tuple[str, str | None]]] = {}

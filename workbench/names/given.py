@@ -19,7 +19,7 @@ from __future__ import annotations
 import pyoxigraph as ox
 
 from workbench.ids import ENTITIES_GRAPH
-from workbench.names.entities import descriptions
+from workbench.names.entities import descriptions, registered
 from workbench.store import Store
 from workbench.vocab import PREFIXES, WB
 
@@ -53,24 +53,25 @@ def erased(store: Store, record: ox.NamedNode, home: ox.NamedNode) -> tuple[Quad
         have = described.get(e.value, {})
         rest = others[e]
         if not rest and e not in registered:
-            delete += [ox.Quad(e, p, o, g) for g, said in have.items() for p, o in said]
-            delete += _registrations(store, e)
+            delete += held(store, e)  # its last name: gone everywhere, with the aliases and merges on it
             continue
         if home in have and home != ENTITIES_GRAPH and not any(og == home for _, og, _ in rest):
-            delete += [ox.Quad(e, p, o, home) for p, o in have[home]]
+            delete += held(store, e, home)  # no other record of this source names it
         if ENTITIES_GRAPH in have and e not in registered and rest and not any(public for *_, public in rest):
-            said = have[ENTITIES_GRAPH]  # only restricted records name it now: beside them
-            delete += [ox.Quad(e, p, o, ENTITIES_GRAPH) for p, o in said]
-            insert += [ox.Quad(e, p, o, og) for og in sorted({og for _, og, _ in rest}, key=str) for p, o in said
-                       if og not in have]
+            said = held(store, e, ENTITIES_GRAPH)  # only restricted records name it now: beside them
+            delete += said
+            beside = sorted({og for _, og, _ in rest if og not in have}, key=str)
+            insert += [ox.Quad(q.subject, q.predicate, q.object, og) for og in beside for q in said]
     return delete, insert
 
 
-def _registrations(store: Store, e: ox.NamedNode) -> Quads:
-    """What the entities graph says of a nameless entity: aliases registered for it, and links to it."""
-    g = ENTITIES_GRAPH
-    rows = store.select(PREFIXES + f"""SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {g} {{
-        {{ {e} ?p ?o BIND({e} AS ?s) }} UNION {{ ?s wb:aliasOf {e} ; ?p ?o }}
-        UNION {{ ?s ?p {e} BIND({e} AS ?o) }} }} }}""")
-    return [ox.Quad(r["s"], r["p"], r["o"], g) for r in rows]  # type: ignore[arg-type]
-
+def held(store: Store, e: ox.NamedNode, graph: ox.NamedNode | None = None) -> Quads:
+    """What ``graph`` (default: every graph where entities are registered) says of the entity
+    ``e``: its description and aliases, the merges naming it, and the acts that made them."""
+    g = str(graph) if graph is not None else "?g"
+    rows = store.select(PREFIXES + f"""SELECT DISTINCT ?s ?p ?o ?g WHERE {{ GRAPH {g} {{
+        {{ {e} ?p ?o BIND({e} AS ?s) FILTER(?p != wb:namedIn) }}
+        UNION {{ ?s wb:aliasOf|wb:mergedEntity|wb:mergedInto {e} ; ?p ?o }}
+        UNION {{ ?s owl:sameAs {e} BIND(owl:sameAs AS ?p) BIND({e} AS ?o) }} }}
+        {registered('?g') if graph is None else f"BIND({g} AS ?g)"} }}""")
+    return [ox.Quad(r["s"], r["p"], r["o"], r["g"]) for r in rows]  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from workbench.ids import ENTITIES_GRAPH
+from workbench.names.entities import registered
 from workbench.names.keys import name_key
 from workbench.store import Store
 from workbench.vectors.encoders import STOPWORDS, HashingEncoder, wordset
@@ -19,7 +19,7 @@ from workbench.vectors.kept import Rebuilt, fingerprint
 from workbench.vocab import PREFIXES
 
 MIN_SIMILARITY = 0.45
-_NAMES = f"""{{ GRAPH {ENTITIES_GRAPH} {{ ?e skos:prefLabel|skos:altLabel ?n }} }}
+_NAMES = f"""{{ GRAPH ?r {{ ?e skos:prefLabel|skos:altLabel ?n }} {registered('?r')} }}
     UNION {{ GRAPH ?g {{ ?e skos:prefLabel ?n }} }}"""
 _CAPITALISED = re.compile(r"^[^\W\d_]")
 _NOT_NAMES = wordset(

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import pyoxigraph as ox
 
-from workbench.ids import ENTITIES_GRAPH
 from workbench.names import entities
+from workbench.names.entities import registered
 from workbench.names.keys import name_key
 from workbench.records import meta
 from workbench.records.cache import RecordCache
@@ -70,7 +70,8 @@ def scope_records(store: Store, iris: Sequence[str]) -> dict[str, set[str]]:
     """Record ids that mention each entity (or an entity merged into it), not retracted."""
     if not iris:
         return {}
-    merged = reach(store, ENTITIES_GRAPH, OWL.sameAs, [ox.NamedNode(i) for i in iris], forward=False, backward=True)
+    merged = reach(store, "?_same", OWL.sameAs, [ox.NamedNode(i) for i in iris], forward=False, backward=True,
+                   within=registered("?_same"))
     pairs = [(m.value, e.value) for e, ms in merged.items() for m in ms]
     both = " ".join(f"(<{m}> <{e}>)" for m, e in pairs)
     rows = store.select(

@@ -12,14 +12,22 @@ Since 2026-12-06 a summary is a graph of its own (named by the summary) and so i
 record's tombstone (``urn:wb:tombstone:ID``, its audience the graph's ``wb:visibleTo``), where
 they were in the shared ``urn:wb:graph:summaries`` and ``urn:wb:graph:audit`` (the audience then
 ``wb:erasedFor``); and an import run is described in the graph of each source it took records
-from, where it was in the metadata graph; :func:`migrate` moves those too.
+from, where it was in the metadata graph; the names an import gave are beside the records that
+gave them (``wb:namedIn`` in each record's source's graph, and an entity's description there too
+when only restricted records name it), and so are a person's aliases and merges of such an
+entity (:mod:`workbench.names.given`), where all of it was in the entities graph;
+:func:`migrate` moves those too.
 """
 
 from __future__ import annotations
 
+import pyoxigraph as ox
+
+from workbench.errors import Conflict
 from workbench.ids import (
     AUDIT_GRAPH,
     ENTITIES_GRAPH,
+    ENTITY_PREFIX,
     META_GRAPH,
     RECORD_PREFIX,
     SOURCE_PREFIX,
@@ -32,6 +40,10 @@ from workbench.store.base import Store
 from workbench.vocab import PREFIXES
 
 _MOVED = "wb:Source wb:Assertion wb:Supersession prov:Activity"  # what moved out of the metadata graph
+# a person's act (an alias, a merge) in the entities graph on an entity not described there
+_ACTED_ON_PRIVATE = f"""GRAPH {ENTITIES_GRAPH} {{ ?s wb:aliasOf|wb:mergedEntity|wb:mergedInto ?x }}
+    FILTER EXISTS {{ GRAPH ?d {{ ?x a wb:Entity }} }}
+    FILTER NOT EXISTS {{ GRAPH {ENTITIES_GRAPH} {{ ?x a wb:Entity }} }}"""
 
 
 def _kinds() -> str:
@@ -45,7 +57,7 @@ def outdated(store: Store) -> bool:
         UNION {{ GRAPH {SUMMARIES_GRAPH} {{ ?s a wb:Summary }} }}
         UNION {{ GRAPH {AUDIT_GRAPH} {{ ?s a wb:Tombstone }} }}
         UNION {{ GRAPH {META_GRAPH} {{ ?s a wb:Import }} }}
-        UNION {{ GRAPH {ENTITIES_GRAPH} {{ ?s wb:namedIn ?r }} }} }}""")
+        UNION {{ GRAPH {ENTITIES_GRAPH} {{ ?s wb:namedIn ?r }} }} UNION {{ {_ACTED_ON_PRIVATE} }} }}""")
 
 
 def migrate(store: Store) -> bool:
@@ -71,6 +83,7 @@ def migrate(store: Store) -> bool:
         WHERE {{ GRAPH {meta} {{ ?x a ?kind ; ?p ?o }} VALUES ?kind {{ {_MOVED} }} }}""")
     _runs(store)  # they go where their records' metadata now is; so do names
     _names(store)
+    _acts_on_entities(store)
     return True
 
 
@@ -123,3 +136,34 @@ def _names(store: Store) -> None:
         GRAPH ?m {{ ?e wb:namedIn ?r }} FILTER(?m != {ents}) {what} }}""")
     store.update(PREFIXES + f"""DELETE {{ GRAPH {ents} {{ ?e ?p ?o }} }} WHERE {{ {private} {what} }}""")
     store.update(PREFIXES + f"DELETE WHERE {{ GRAPH {ents} {{ ?e wb:namedIn ?r }} }}")
+
+
+def _acts_on_entities(store: Store) -> None:
+    """A person's aliases, merges and splits on an entity that only restricted records name, out
+    of the entities graph and into the graphs that describe it (both, for a merge: see
+    :func:`workbench.names.entities.places`; one that no graph describes with the other goes
+    beside the first: fewer readers than everyone)."""
+    from workbench.names import given
+    from workbench.names.entities import places
+
+    rows = store.select(PREFIXES + f"SELECT DISTINCT ?x WHERE {{ {_ACTED_ON_PRIVATE} }} ORDER BY ?x")
+    for row in rows:
+        e = row["x"]
+        said = given.held(store, e, ENTITIES_GRAPH)  # type: ignore[arg-type]
+        others = sorted({t for q in said for t in (q.subject, q.object)
+                         if isinstance(t, ox.NamedNode) and t != e and t.value.startswith(ENTITY_PREFIX)}, key=str)
+        try:
+            into = places(store, [e, *others])  # type: ignore[list-item]
+        except Conflict:  # merged with a private entity of another source: beside this one, not everyone
+            into = places(store, [e])  # type: ignore[list-item]
+        if into != [ENTITIES_GRAPH]:
+            acts = " ".join(str(q.subject) for q in said)
+            agents = [ox.Quad(r["w"], r["p"], r["o"], ENTITIES_GRAPH) for r in store.select(  # type: ignore[arg-type]
+                PREFIXES + f"""SELECT DISTINCT ?w ?p ?o WHERE {{ VALUES ?a {{ {acts} }}
+                GRAPH {ENTITIES_GRAPH} {{ ?a prov:wasAssociatedWith ?w . ?w ?p ?o }} }}""")]
+            store.apply(insert=[ox.Quad(q.subject, q.predicate, q.object, g) for g in into for q in said + agents],
+                        delete=said)
+    # the agents nothing in the entities graph names any more
+    store.update(PREFIXES + f"""DELETE {{ GRAPH {ENTITIES_GRAPH} {{ ?w ?q ?b }} }} WHERE {{
+        GRAPH {ENTITIES_GRAPH} {{ ?w a ?kind ; ?q ?b }} VALUES ?kind {{ {_kinds()} }}
+        FILTER NOT EXISTS {{ GRAPH {ENTITIES_GRAPH} {{ ?x ?y ?w }} }} }}""")

@@ -166,7 +166,7 @@ def _orphan_names(store: Store, iri: ox.NamedNode, home: ox.NamedNode) -> list[o
         key = ox.Literal(name_key(label.value))  # type: ignore[union-attr]
         still = store.ask(
             PREFIXES + f"ASK {{ {{ GRAPH ?g {{ {e} skos:prefLabel|skos:altLabel ?l }} FILTER(?g != {iri}) "
-            f"FILTER(LCASE(STR(?l)) = LCASE({key})) }} UNION {{ GRAPH {ENTITIES_GRAPH} {{ "
+            f"FILTER(LCASE(STR(?l)) = LCASE({key})) }} UNION {{ GRAPH ?r {{ "
             f"?a wb:aliasOf {e} ; wb:alias ?l FILTER(LCASE(STR(?l)) = LCASE({key})) }} }} }}"
         )
         if not still:  # in the entities graph, or beside a restricted source's records (imports.rdf)

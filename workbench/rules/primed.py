@@ -20,8 +20,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from workbench.ids import ENTITIES_GRAPH
-from workbench.names.entities import literal
+from workbench.names.entities import literal, registered
 from workbench.rules.engine import Engine
 from workbench.rules.reads import Lookup
 from workbench.store import Store
@@ -108,7 +107,7 @@ class Primed:
                     f"UNION {{ GRAPH {g} {{ {entity} skos:prefLabel {k} }} }} "
                     f"UNION {{ GRAPH {g} {{ {entity} skos:altLabel {k} }} }}")
         return (f"VALUES {k} {{ {literal(self.keys[stand_in])} }} {{ {named(v)} }} "
-                f"UNION {{ {named(e)} GRAPH {ENTITIES_GRAPH} {{ {e} owl:sameAs {v} }} }}")
+                f"UNION {{ {named(e)} GRAPH {v}_m {{ {e} owl:sameAs {v} }} {registered(v + '_m')} }}")
 
     def bind(self, store: Store, subject: ox.NamedNode, obj: ox.NamedNode | None) -> bool:
         """Take this query's rows (if it rode with the version check) for the entities the names

@@ -306,12 +306,14 @@ def insert_data(quads: Sequence[ox.Quad]) -> str:
 
 
 def reach(store: Store, graph: ox.NamedNode | str, predicate: ox.NamedNode, starts: Sequence[ox.NamedNode], *,
-          forward: bool = True, backward: bool = False, most: int = 1000) -> dict[ox.NamedNode, list[ox.NamedNode]]:
+          forward: bool = True, backward: bool = False, most: int = 1000,
+          within: str = "") -> dict[ox.NamedNode, list[ox.NamedNode]]:
     """For each start, itself and every node it reaches along ``predicate`` edges in ``graph`` (an
     IRI, or a variable: edges in any graph), ``forward``, ``backward`` or both, nearest first: one
     query a level for all starts, with plain triple patterns. Not a property path: Virtuoso 7
     refuses ``(p|^p)*`` and ``?x p+ ?y`` with ?x unbound ("transitive start not given"), and
-    drops rows when a path sits inside OPTIONAL. At most ``most`` levels (a longer chain is a cycle)."""
+    drops rows when a path sits inside OPTIONAL. At most ``most`` levels (a longer chain is a cycle).
+    ``within``: a filter on the graph variable, which graphs count."""
     seen = {s: [s] for s in starts}
     frontier = {(s, s) for s in starts}  # (start, node reached at this level)
     ways = [w for w, on in ((f"{{ ?a {predicate} ?b }}", forward), (f"{{ ?b {predicate} ?a }}", backward)) if on]
@@ -320,7 +322,7 @@ def reach(store: Store, graph: ox.NamedNode | str, predicate: ox.NamedNode, star
             break
         values = " ".join(f"({o} {n})" for o, n in sorted(frontier, key=str))
         rows = store.select(f"SELECT DISTINCT ?o ?b WHERE {{ VALUES (?o ?a) {{ {values} }} GRAPH {graph} {{ "
-                            f"{' UNION '.join(ways)} }} }}")
+                            f"{' UNION '.join(ways)} }} {within} }}")
         frontier = set()
         for r in sorted(rows, key=lambda r: str(r["b"])):
             o, b = r["o"], r["b"]
