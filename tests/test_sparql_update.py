@@ -107,7 +107,7 @@ def test_curator_insert_data_lands_as_a_record_with_provenance(served: Served) -
     source = "<urn:wb:source:" + urllib.parse.quote(done["source"], safe="-._~!$&'()*+,;=@") + ">"
     assert served.ask(f"""PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX wb: <https://w3id.org/workbench/ns#>
         PREFIX dcterms: <http://purl.org/dc/terms/>
-        ASK {{ GRAPH <urn:wb:graph:meta> {{
+        ASK {{ GRAPH {source} {{  # the import run, beside the source it took the record from
             <{act}> a wb:Import ; prov:wasAssociatedWith <urn:wb:agent:cora> ; prov:used ?file .
             FILTER(?file = "SPARQL Update {done['source']}")  # what it came from, not a temporary file
         }}
