@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,10 +23,11 @@ from tests.conftest import FIXED_NOW, dump
 from workbench.access.audience import covers
 from workbench.errors import Conflict
 from workbench.ids import record_iri, source_iri
+from workbench.records import layout
 from workbench.service import Workbench
 from workbench.store import MemoryStore
 from workbench.values.records import Status
-from workbench.vocab import PREFIXES
+from workbench.vocab import PREFIXES, WB
 
 AUDIENCES = [[], ["alice"], ["group:family"], ["alice", "group:family"], ["bob"]]
 READERS = {"alice": [], "bob": [], "fay": ["group:family"], "olga": []}
@@ -127,3 +129,22 @@ def test_whoever_sees_the_successor_sees_the_record_superseded(tmp_path_factory:
         assert reader.record("a").status == (Status.SUPERSEDED if sees_b else Status.ACTIVE), name
     # the record's own status says superseded exactly when everyone who sees it sees its successor
     assert (_own_status(wb, "a") == "Superseded") == covers(newer, older)
+
+
+def test_an_older_stores_private_correction_no_longer_says_superseded_to_everyone(tmp_path: Path) -> None:
+    """Before 2026-12-06 a narrower correction stored "superseded" on the public record (a view
+    set it back for outsiders); opening such a store sets it back on the store itself, and leaves
+    a correction everyone who sees the older record sees alone."""
+    wb = _world(tmp_path, [_line("pub", [], "white"), _line("fam", ["group:family"], "blue", supersedes="pub"),
+                           _line("old", [], "red"), _line("new", [], "green", supersedes="old")])
+    before = dump(wb.store)
+    assert (_own_status(wb, "pub"), _own_status(wb, "old")) == ("Active", "Superseded")
+    home = wb.store.select(PREFIXES + f"SELECT ?m WHERE {{ GRAPH ?m {{ {record_iri('pub')} wb:status ?s }} }}")[0]["m"]
+    wb.store.apply(insert=[ox.Quad(record_iri("pub"), WB.status, WB.Superseded, home)],  # type: ignore[arg-type]
+                   delete=[ox.Quad(record_iri("pub"), WB.status, WB.Active, home)])  # type: ignore[arg-type]
+    wb.store.update(PREFIXES + "INSERT { GRAPH <urn:wb:graph:meta> { ?run a wb:Import } } WHERE { "
+                    "GRAPH ?g { ?run a wb:Import } }")  # and something else of the older layout
+    assert layout.outdated(wb.store)
+    assert layout.migrate(wb.store)
+    assert (_own_status(wb, "pub"), _own_status(wb, "old")) == ("Active", "Superseded")
+    assert dump(wb.store) == before

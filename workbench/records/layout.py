@@ -16,13 +16,17 @@ from, where it was in the metadata graph; the names an import gave are beside th
 gave them (``wb:namedIn`` in each record's source's graph, and an entity's description there too
 when only restricted records name it), and so are a person's aliases and merges of such an
 entity (:mod:`workbench.names.given`), where all of it was in the entities graph;
-:func:`migrate` moves those too.
+:func:`migrate` moves those too. A record corrected by a narrower one (a private correction
+of a public record) keeps its own status active since then (the correction's link supersedes it
+for whoever sees it: ``records.unsuperseded``); a store from before had stored "superseded" on
+it, which :func:`migrate` sets back.
 """
 
 from __future__ import annotations
 
 import pyoxigraph as ox
 
+from workbench.access import audience
 from workbench.errors import Conflict
 from workbench.ids import (
     AUDIT_GRAPH,
@@ -34,10 +38,11 @@ from workbench.ids import (
     SUMMARIES_GRAPH,
     TOMBSTONE_PREFIX,
 )
-from workbench.names.entities import DESCRIPTION
+from workbench.names import given
+from workbench.names.entities import DESCRIPTION, places
 from workbench.records.acts import AGENT_KINDS
 from workbench.store.base import Store
-from workbench.vocab import PREFIXES
+from workbench.vocab import PREFIXES, WB
 
 _MOVED = "wb:Source wb:Assertion wb:Supersession prov:Activity"  # what moved out of the metadata graph
 # a person's act (an alias, a merge) in the entities graph on an entity not described there
@@ -84,6 +89,7 @@ def migrate(store: Store) -> bool:
     _runs(store)  # they go where their records' metadata now is; so do names
     _names(store)
     _acts_on_entities(store)
+    _narrower_corrections(store)
     return True
 
 
@@ -143,9 +149,6 @@ def _acts_on_entities(store: Store) -> None:
     of the entities graph and into the graphs that describe it (both, for a merge: see
     :func:`workbench.names.entities.places`; one that no graph describes with the other goes
     beside the first: fewer readers than everyone)."""
-    from workbench.names import given
-    from workbench.names.entities import places
-
     rows = store.select(PREFIXES + f"SELECT DISTINCT ?x WHERE {{ {_ACTED_ON_PRIVATE} }} ORDER BY ?x")
     for row in rows:
         e = row["x"]
@@ -167,3 +170,22 @@ def _acts_on_entities(store: Store) -> None:
     store.update(PREFIXES + f"""DELETE {{ GRAPH {ENTITIES_GRAPH} {{ ?w ?q ?b }} }} WHERE {{
         GRAPH {ENTITIES_GRAPH} {{ ?w a ?kind ; ?q ?b }} VALUES ?kind {{ {_kinds()} }}
         FILTER NOT EXISTS {{ GRAPH {ENTITIES_GRAPH} {{ ?x ?y ?w }} }} }}""")
+
+
+def _narrower_corrections(store: Store) -> None:
+    """A record whose own status says superseded though some who see it may not see any record
+    that supersedes it (stored so before 2026-12-06): its own status back to active, as a
+    correction written now leaves it (``records.lifecycle.supersede``)."""
+    rows = store.select(PREFIXES + """SELECT ?old ?m ?new WHERE { GRAPH ?m { ?old wb:status wb:Superseded }
+        GRAPH ?n { ?new wb:supersedes ?old } }""")
+    by: dict[ox.NamedNode, tuple[ox.NamedNode, list[ox.NamedNode]]] = {}
+    for r in rows:
+        by.setdefault(r["old"], (r["m"], []))[1].append(r["new"])  # type: ignore[arg-type]
+    back = []
+    for old, (home, newer) in sorted(by.items(), key=str):
+        seen = audience.of_record(store, old)
+        if not any(audience.covers(audience.of_record(store, n), seen) for n in newer):
+            back.append((old, home))
+    if back:
+        store.apply(insert=[ox.Quad(o, WB.status, WB.Active, m) for o, m in back],
+                    delete=[ox.Quad(o, WB.status, WB.Superseded, m) for o, m in back])
