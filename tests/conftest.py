@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -212,6 +213,11 @@ def sample(wb: Workbench) -> Workbench:
     """``wb`` with the sample data loaded."""
     wb.load_sample()
     return wb
+
+
+def in_queue(quad: bytes) -> bool:
+    """Whether an N-Quads line is in a candidate's graph (the review queue: a graph each)."""
+    return re.search(rb" <urn:wb:candidate:[^>]*> \.$", quad.rstrip()) is not None
 
 
 def dump(store: Store) -> bytes:

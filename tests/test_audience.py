@@ -15,7 +15,14 @@ from tests.conftest import FIXED_NOW
 from workbench.access.audience import covers, withheld
 from workbench.access.views import viewer
 from workbench.errors import Conflict
-from workbench.ids import ACTIVITY_PREFIX, RECORD_PREFIX, SOURCE_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX
+from workbench.ids import (
+    ACTIVITY_PREFIX,
+    CANDIDATE_PREFIX,
+    RECORD_PREFIX,
+    SOURCE_PREFIX,
+    SUMMARY_PREFIX,
+    TOMBSTONE_PREFIX,
+)
 from workbench.review.queue import Proposal
 from workbench.service import Workbench
 from workbench.store import EmbeddedStore, MemoryStore, RemoteStore, Store
@@ -23,9 +30,9 @@ from workbench.vocab import PREFIXES
 
 AUDIENCES = [[], ["alice"], ["group:x"], ["bob", "group:x"], ["carol"]]
 READERS = {"alice": [], "bob": [], "xavier": ["group:x"], "carol": ["group:x"], "nobody": []}
-OURS = "FILTER(" + " || ".join(f'STRSTARTS(STR(?g), "{p}")' for p in (
-    RECORD_PREFIX, SOURCE_PREFIX, ACTIVITY_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)) + ")"
-SUPERSEDE, RETRACT, ERASE, SUMMARISE = range(4)
+KINDS = (RECORD_PREFIX, SOURCE_PREFIX, ACTIVITY_PREFIX, CANDIDATE_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)
+OURS = "FILTER(" + " || ".join(f'STRSTARTS(STR(?g), "{p}")' for p in KINDS) + ")"
+SUPERSEDE, RETRACT, ERASE, SUMMARISE, PROPOSE, MERGE = range(6)
 
 
 def _graphs(store: Store, extra: str = "") -> set[str]:
@@ -36,7 +43,8 @@ def _graphs(store: Store, extra: str = "") -> set[str]:
 def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[int, int, int]],
            store: Store | None = None) -> Workbench:
     """Records from sources of the given audiences, then acts on them: (a, b, what) supersedes
-    record a by b, retracts a, erases a, or summarises a and b."""
+    record a by b, retracts a, erases a, summarises a and b, proposes a candidate from record a's
+    source with audience b, or merges the last candidate proposed into an earlier one or record b."""
     wb = Workbench(store or MemoryStore(), user="root", clock=lambda: FIXED_NOW)
     wb.init()
     wb.add_user("root", ["admin"])
@@ -50,6 +58,8 @@ def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[i
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     wb.import_files([path])
     done: set[int] = set()
+    erased: set[int] = set()
+    queued: list[str] = []
     for n, (a, b, what) in enumerate(acts):
         a, b = a % len(records), b % len(records)
         if what in (RETRACT, ERASE) and a not in done:
@@ -57,6 +67,7 @@ def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[i
                 wb.retract(f"r{a}", reason="gone")
             else:
                 wb.erase(f"r{a}", reason="asked to forget")
+                erased.add(a)
             done.add(a)
         elif what == SUPERSEDE and a != b and not {a, b} & done:
             old, new = (AUDIENCES[sources[records[i] % len(sources)]] for i in (a, b))
@@ -70,6 +81,15 @@ def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[i
             wb.propose([{"id": f"sum{n}", "summary": f"Summary {n}.", "of": sorted({f"r{a}", f"r{b}"})}],
                        Proposal("import", "summaries.jsonl"))
             wb.approve([f"sum{n}"])
+        elif what == PROPOSE:
+            wb.propose([{"id": f"c{n}", "statement": f"Candidate {n}.", "type": "observation",
+                         "visible_to": AUDIENCES[b % len(AUDIENCES)],
+                         "source": {"id": f"s{records[a] % len(sources)}", "said_by": "me"},
+                         "triples": [[f"thing {a}", "is a", "car"]]}], Proposal("import", "candidates.jsonl"))
+            queued.append(f"c{n}")
+        elif what == MERGE and queued and (len(queued) > 1 or b not in erased):
+            other = queued.pop()
+            wb.merge_candidates(queued[b % len(queued)] if queued and (b % 2 or b in erased) else f"r{b}", [other])
     for name, groups in READERS.items():
         wb.add_user(name, ["viewer"], groups=groups)
     return wb
@@ -78,7 +98,7 @@ def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[i
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sources=st.lists(st.integers(0, len(AUDIENCES) - 1), min_size=1, max_size=4),
        records=st.lists(st.integers(0, 3), min_size=1, max_size=6),
-       acts=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 3)), max_size=4))
+       acts=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 5)), max_size=5))
 def test_the_filter_keeps_what_the_view_keeps(tmp_path_factory: pytest.TempPathFactory, sources: list[int],
                                               records: list[int], acts: list[tuple[int, int, int]]) -> None:
     wb = _world(tmp_path_factory.mktemp("audience"), sources, records, acts)
@@ -90,13 +110,16 @@ def test_the_filter_keeps_what_the_view_keeps(tmp_path_factory: pytest.TempPathF
         assert kept == seen, name
     # and it withholds something whenever someone may not see everything (so the check can fail)
     hidden = {name: everything - _graphs(wb.store, withheld("?g", viewer(wb.store, name).agents)) for name in READERS}
-    assert bool(hidden["nobody"]) == any(AUDIENCES[sources[r % len(sources)]] for r in records)
+    assert bool(hidden["nobody"]) == (any(AUDIENCES[sources[r % len(sources)]] for r in records)
+                                      or any(AUDIENCES[b % len(records) % len(AUDIENCES)] for _, b, what in acts
+                                              if what == PROPOSE))
 
 
 ENGINES = ["embedded", "oxigraph", "virtuoso"]
 # every kind of act, on records of every audience (record i is from source i % 5, of AUDIENCES[i % 5])
 ENGINE_ACTS = [(0, 5, SUPERSEDE), (1, 1, RETRACT), (2, 7, SUPERSEDE), (3, 3, ERASE), (9, 4, ERASE),
-               (8, 6, SUMMARISE), (4, 4, SUMMARISE)]
+               (8, 6, SUMMARISE), (4, 4, SUMMARISE), (0, 1, PROPOSE), (5, 0, PROPOSE), (6, 3, PROPOSE),
+               (0, 1, MERGE), (2, 0, PROPOSE), (0, 2, MERGE)]
 
 
 def engine_world(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Workbench:
@@ -123,7 +146,7 @@ def test_on_every_engine(backend: str, request: pytest.FixtureRequest, tmp_path:
         for name in READERS:
             assert _graphs(wb.store, withheld("?g", viewer(wb.store, name).agents)) == _graphs(wb.seen_by(name).store)
         # something of every kind is withheld from someone who may see no private source
-        kinds = (RECORD_PREFIX, SOURCE_PREFIX, ACTIVITY_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)
+        kinds = KINDS
         gone = _graphs(wb.store) - _graphs(wb.store, withheld("?g", viewer(wb.store, "nobody").agents))
         assert {k for k in kinds for g in gone if g.startswith(k)} == set(kinds)
     finally:

@@ -24,7 +24,7 @@ from tests.uitest import errors, page, texts
 from workbench.cli import main
 from workbench.cli import up as up_module
 from workbench.errors import Forbidden
-from workbench.ids import QUEUE_GRAPH, RULES_GRAPH
+from workbench.ids import RULES_GRAPH
 from workbench.resources import DATA_DIR
 from workbench.service import Workbench, sample
 from workbench.values.answers import Tier
@@ -68,9 +68,9 @@ def test_the_queue_holds_the_sample_proposals_labelled_as_a_sample_models(wb: Wo
             "pending", "sample-extractor", "sample-v1", "model:sample-extractor")
         assert c.span and c.span in c.record["source"]["text"]  # taken from the words said
     # The proposal activity in PROV-O: an extraction by the stand-in model, from the sample's file.
-    rows = wb.store.select(PREFIXES + f"""SELECT ?kind ?used ?digest WHERE {{ GRAPH {QUEUE_GRAPH} {{
+    rows = wb.store.select(PREFIXES + """SELECT ?kind ?used ?digest WHERE { GRAPH ?c {
         ?c prov:wasGeneratedBy ?act . ?act wb:proposalKind ?kind ; prov:used ?used ; wb:recordDigest ?digest ;
-        wb:extractedBy <urn:wb:agent:model:sample-extractor> ; wb:promptVersion "sample-v1" }} }}""")
+        wb:extractedBy <urn:wb:agent:model:sample-extractor> ; wb:promptVersion "sample-v1" } }""")
     assert {(r["kind"].value, r["used"].value) for r in rows} == {("extraction", "sample: proposals.jsonl")}
     # Nothing in the queue is a fact: the sample's records are as they were.
     assert wb.stats()["records"] == 21

@@ -22,7 +22,7 @@ META_GRAPH = NamedNode("urn:wb:graph:meta")
 ENTITIES_GRAPH = NamedNode("urn:wb:graph:entities")
 AUDIT_GRAPH = NamedNode("urn:wb:graph:audit")
 USERS_GRAPH = NamedNode("urn:wb:graph:users")
-QUEUE_GRAPH = NamedNode("urn:wb:graph:queue")  # candidates: apart from assertions, never read by answering
+QUEUE_GRAPH = NamedNode("urn:wb:graph:queue")  # the curators' claim on the queue (candidates: a graph each)
 RULES_GRAPH = NamedNode("urn:wb:graph:rules")  # rule versions, their texts, proposals and sign-offs
 SUMMARIES_GRAPH = NamedNode("urn:wb:graph:summaries")  # approved summaries: never evidence
 DERIVED_GRAPH = NamedNode("urn:wb:graph:derived")  # conclusions for one SPARQL query: never stored
@@ -66,13 +66,13 @@ def source_graph(graph: object) -> bool:
 
 def bookkeeping_graph(graph: object) -> bool:
     """Whether ``graph`` holds Workbench's own description of things (a system graph, a source's
-    graph, an act's, a summary's or a tombstone's) rather than a record's content.
+    graph, an act's, a candidate's, a summary's or a tombstone's) rather than a record's content.
 
     >>> bookkeeping_graph(source_iri("s1")), bookkeeping_graph(record_iri("r1"))
     (True, False)
     """
     return graph in SYSTEM_GRAPHS or (isinstance(graph, NamedNode) and graph.value.startswith(
-        (SOURCE_PREFIX, ACTIVITY_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)))
+        (SOURCE_PREFIX, ACTIVITY_PREFIX, CANDIDATE_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)))
 
 
 def agent_iri(name: str) -> NamedNode:

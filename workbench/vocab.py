@@ -112,6 +112,7 @@ class WB:
     recordDigest: Final = NamedNode("https://w3id.org/workbench/ns#recordDigest")
     recordType: Final = NamedNode("https://w3id.org/workbench/ns#recordType")
     relationLabel: Final = NamedNode("https://w3id.org/workbench/ns#relationLabel")
+    restsOn: Final = NamedNode("https://w3id.org/workbench/ns#restsOn")
     revision: Final = NamedNode("https://w3id.org/workbench/ns#revision")
     role: Final = NamedNode("https://w3id.org/workbench/ns#role")
     ruleStatus: Final = NamedNode("https://w3id.org/workbench/ns#ruleStatus")

@@ -9,14 +9,15 @@ audience in one of three ways:
 - a record's graph, seen by whoever sees the source it was taken from (``prov:wasDerivedFrom``,
   in that source's graph);
 - a graph about records (an act on them, a supersession or a retraction; a summary of them), seen
-  by whoever sees every record it names (``prov:used``, ``wb:summarizes``).
+  by whoever sees every record it names (``prov:used``, ``wb:summarizes``);
+- a candidate's graph (:mod:`workbench.records.candidates`): its own audience as a source's, and
+  seen only by whoever sees everything it rests on (``wb:restsOn``: a source, a record, the
+  candidate it was merged into, an erased record's tombstone).
 
 :func:`withheld` writes that as SPARQL: a filter to put after a ``GRAPH ?g { ... }`` pattern so
 that the engine drops the solutions from graphs the reader may not see, whatever the store's
-size (a lookup per graph a solution binds). The shared graphs (metadata, entities, queue) still
-hold things a reader may not see and are not judged here: until they are split too, a restricted
-reader reads a view (:mod:`workbench.access.views`), which the tests use as the oracle for this
-filter.
+size (a lookup per graph a solution binds). A restricted reader still reads a view
+(:mod:`workbench.access.views`), which the tests use as the oracle for this filter.
 """
 
 from __future__ import annotations
@@ -46,11 +47,12 @@ def withheld(g: str, agents: Iterable[str], *, fresh: str = "_") -> str:
     v = fresh
     own = _hidden_source(g, names, v)
     # full IRIs: it goes into queries that may declare no prefixes, or others
-    derived, used, summarizes = PROV.wasDerivedFrom, PROV.used, WB.summarizes
+    derived, used, summarizes, rests = PROV.wasDerivedFrom, PROV.used, WB.summarizes, WB.restsOn
     record = f"GRAPH ?{v}src {{ {g} {derived} ?{v}src }} {_hidden_source(f'?{v}src', names, v)}"
-    about = (f"GRAPH {g} {{ {g} {used}|{summarizes} ?{v}rec }} GRAPH ?{v}rsrc {{ ?{v}rec "
+    about = (f"GRAPH {g} {{ {g} {used}|{summarizes}|{rests} ?{v}rec }} GRAPH ?{v}rsrc {{ ?{v}rec "
              f"{derived} ?{v}rsrc }} {_hidden_source(f'?{v}rsrc', names, v)}")
-    return f"FILTER NOT EXISTS {{ {{ {own} }} UNION {{ {record} }} UNION {{ {about} }} }}"
+    on = f"GRAPH {g} {{ {g} {rests} ?{v}on }} {_hidden_source(f'?{v}on', names, v)}"  # its own audience
+    return f"FILTER NOT EXISTS {{ {{ {own} }} UNION {{ {record} }} UNION {{ {about} }} UNION {{ {on} }} }}"
 
 
 def covers(wider: Iterable[str], narrower: Iterable[str]) -> bool:

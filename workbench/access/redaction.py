@@ -7,11 +7,12 @@ an audience without the reader, and the tombstones of records erased for others.
 so they share one. :func:`redact` deletes it, and everything that follows from it (see
 :mod:`workbench.access.views` for the list), from a copy, every step in pyoxigraph's engine.
 
-What rests on something hidden is hidden with it: a summary of a hidden record, an act on one
-(a supersession, a retraction, with its reason), the names of an entity an import made that only
-hidden records name (described only beside them), the link by which a hidden record supersedes a visible
-one (the visible one then reads as active, as in a store that never held the hidden one; stores
-written before 2026-12-06 also stored that status on the visible record, which a view restores).
+What rests on something hidden is hidden with it (a candidate too: see :class:`Queued`): a
+summary of a hidden record, an act on one (a supersession, a retraction, with its reason), the
+names of an entity an import made that only hidden records name (described only beside them),
+the link by which a hidden record supersedes a visible one (the visible one then reads as
+active, as in a store that never held the hidden one; stores written before 2026-12-06 also
+stored that status on the visible record, which a view restores).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from dataclasses import dataclass
 import pyoxigraph as ox
 
 from workbench.ids import (
+    CANDIDATE_PREFIX,
     ENTITIES_GRAPH,
     ENTITY_PREFIX,
     META_GRAPH,
-    QUEUE_GRAPH,
     SOURCE_PREFIX,
     STORE_NODE,
     SUMMARY_PREFIX,
@@ -68,12 +69,13 @@ class Hidden:
 
 @dataclass(frozen=True)
 class Queued:
-    """A candidate as the access rule reads it: its source's id and the audience it names."""
+    """A candidate as the access rule reads it, in its graph (:mod:`workbench.records.candidates`):
+    the audience it names of its own, and the sources, records, candidates and tombstones it
+    rests on (its reader must see each)."""
 
     iri: ox.NamedNode
-    source: str | None
-    visible_to: frozenset[str]
-    rests_on: frozenset[str] = frozenset()  # record ids a summary candidate summarises
+    visible_to: frozenset[str] = frozenset()
+    rests_on: frozenset[ox.NamedNode] = frozenset()
 
 
 def hidden_sources(store: Store, agents: frozenset[str]) -> list[ox.NamedNode]:
@@ -88,25 +90,19 @@ def hidden_sources(store: Store, agents: frozenset[str]) -> list[ox.NamedNode]:
 
 def queued(store: Store) -> list[Queued]:
     """Every candidate in the review queue, with what decides who may see it."""
-    rows = store.select(PREFIXES + f"SELECT ?c ?payload WHERE {{ GRAPH {QUEUE_GRAPH} {{ ?c wb:payload ?payload }} }}")
-    found = []
+    rows = store.select(PREFIXES + """SELECT ?c ?who ?on WHERE { GRAPH ?c { ?c a wb:Candidate
+        OPTIONAL { { ?c wb:visibleTo ?who } UNION { ?c wb:restsOn ?on } } } }""")
+    who: dict[ox.NamedNode, set[str]] = {}
+    on: dict[ox.NamedNode, set[ox.NamedNode]] = {}
     for row in rows:
-        iri, payload = row["c"], row["payload"]
-        if not isinstance(iri, ox.NamedNode) or payload is None:
-            continue
-        try:
-            record = json.loads(payload.value)
-        except ValueError:
-            continue  # not a candidate's record: nothing to judge it by
-        if not isinstance(record, dict):
-            continue
-        source = record.get("source")
-        source_id = source.get("id") if isinstance(source, dict) else source
-        of = record.get("of")
-        found.append(Queued(iri, source_id if isinstance(source_id, str) else None,
-                            frozenset(record.get("visible_to") or ()),
-                            frozenset(i for i in of if isinstance(i, str)) if isinstance(of, list) else frozenset()))
-    return found
+        c = row["c"]
+        if isinstance(c, ox.NamedNode):
+            who.setdefault(c, set()), on.setdefault(c, set())
+            if isinstance(row["who"], ox.NamedNode):
+                who[c].add(id_from_iri(row["who"]))
+            if isinstance(row["on"], ox.NamedNode):
+                on[c].add(row["on"])
+    return [Queued(c, frozenset(who[c]), frozenset(on[c])) for c in sorted(who, key=str)]
 
 
 def _agents(agents: frozenset[str]) -> str:
@@ -140,11 +136,12 @@ def hidden(store: Store, agents: frozenset[str] | None, queue: Sequence[Queued])
         return Hidden()
     sources = sorted(hidden_sources(store, agents), key=str)
     records = sorted(records_of(store, sources), key=str)
-    ids = {id_from_iri(s) for s in sources}
-    gone = {id_from_iri(r) for r in records}
-    candidates = sorted((c.iri for c in queue if c.source in ids or c.rests_on & gone
-                         or (c.visible_to and not c.visible_to & agents)), key=str)
     tombstones = sorted(hidden_tombstones(store, agents), key=str)
+    # a candidate: outside its own audience, or resting on something hidden (a candidate rests on
+    # the one it was merged into, whose own audience then counts, and on what that rests on)
+    outside = {c.iri for c in queue if c.visible_to and not c.visible_to & agents}
+    gone = {*sources, *records, *tombstones, *outside}
+    candidates = sorted((c.iri for c in queue if c.iri in outside or c.rests_on & gone), key=str)
     return Hidden(tuple(sources), tuple(candidates), tuple(records), tuple(tombstones))
 
 
@@ -196,24 +193,16 @@ def redact(db: ox.Store, hidden: Hidden) -> None:
         ]
         db.update(PREFIXES + " ;\n".join(steps))
         _drop_entities(db, sorted(set(named) | set(_orphans(db, mentioned)), key=str))
-    if hidden.candidates:
-        drop = _values(hidden.candidates)
-        db.update(
-            f"""DELETE {{ GRAPH {QUEUE_GRAPH} {{ ?c ?p ?o }} }} WHERE {{ VALUES ?c {{ {drop} }}
-            GRAPH {QUEUE_GRAPH} {{ ?c ?p ?o }} }} ;
-            DELETE {{ GRAPH {QUEUE_GRAPH} {{ ?a ?q ?b }} }} WHERE {{ VALUES ?c {{ {drop} }}
-            GRAPH {QUEUE_GRAPH} {{ ?a ?p ?c ; ?q ?b }} }}"""
-        )
-    if hidden.tombstones:
-        db.update(" ;\n".join(f"DROP SILENT GRAPH {t}" for t in hidden.tombstones))
+    if hidden.candidates or hidden.tombstones:  # graphs of their own, with the acts on them
+        db.update(" ;\n".join(f"DROP SILENT GRAPH {g}" for g in [*hidden.candidates, *hidden.tombstones]))
     # What nothing left refers to: import and proposal runs (records refer to them from their
     # sources' graphs), then agents, graph by graph (each graph describes the agents it names).
     db.update(
-        PREFIXES + f"""DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{ VALUES ?g {{ {meta} {QUEUE_GRAPH} }}
-        GRAPH ?g {{ ?a a ?kind ; ?p ?o }} VALUES ?kind {{ wb:Import wb:Proposal }}
+        PREFIXES + f"""DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{ VALUES ?g {{ {meta} }}
+        GRAPH ?g {{ ?a a ?kind ; ?p ?o }} VALUES ?kind {{ wb:Import }}
         FILTER NOT EXISTS {{ GRAPH ?any {{ ?x ?q ?a }} }} }} ;
         DELETE {{ GRAPH ?g {{ ?a ?p ?o }} }} WHERE {{
-        VALUES ?g {{ {meta} {QUEUE_GRAPH} {ents} }}
+        VALUES ?g {{ {meta} {ents} }}
         VALUES ?kind {{ {_values(AGENT_KINDS)} }}
         GRAPH ?g {{ ?a a ?kind }} FILTER NOT EXISTS {{ GRAPH ?g {{ ?x ?q ?a }} }}
         GRAPH ?g {{ ?a ?p ?o }} }}"""
@@ -260,7 +249,7 @@ def _drop_entities(db: ox.Store, hidden: list[ox.NamedNode]) -> None:
     )
 
 
-OWN_GRAPHS = (SOURCE_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)  # a graph each; counted by kind
+OWN_GRAPHS = (SOURCE_PREFIX, CANDIDATE_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)  # a graph each; counted by kind
 
 
 def _kind(iri: str) -> str:
@@ -277,7 +266,7 @@ def _own_revision(db: ox.Store) -> None:
     the reader may not see)."""
     counts = db.query(
         f"""SELECT ?g (COUNT(*) AS ?n) WHERE {{
-        {{ VALUES ?g {{ {META_GRAPH} {ENTITIES_GRAPH} {QUEUE_GRAPH} }}
+        {{ VALUES ?g {{ {META_GRAPH} {ENTITIES_GRAPH} }}
            GRAPH ?g {{ ?s ?p ?o }} FILTER(?s != {STORE_NODE}) }}
         UNION {{ GRAPH ?h {{ ?s ?p ?o }} BIND({_kind("STR(?h)")} AS ?g) FILTER(?g != "") }}
         }} GROUP BY ?g ORDER BY ?g"""

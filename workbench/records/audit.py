@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.errors import NotFound
-from workbench.ids import ONTOLOGY_GRAPH, QUEUE_GRAPH, id_from_iri, record_iri
+from workbench.ids import ONTOLOGY_GRAPH, id_from_iri, record_iri
 from workbench.store import Store
 from workbench.vocab import PREFIXES
 
@@ -35,8 +35,8 @@ def trail(store: Store, record_id: str) -> list[Event]:
     iri = record_iri(record_id)
     rows = store.select(
         PREFIXES + f"""SELECT DISTINCT ?when ?label ?kind ?who ?why ?pv ?used WHERE {{
-        {{ BIND({iri} AS ?x) }} UNION {{ GRAPH {QUEUE_GRAPH} {{ ?x wb:approvedAs {iri} }} }}
-        UNION {{ GRAPH {QUEUE_GRAPH} {{ ?x wb:mergedInto {iri} }} }}
+        {{ BIND({iri} AS ?x) }} UNION {{ GRAPH ?x {{ ?x wb:approvedAs {iri} }} }}
+        UNION {{ GRAPH ?x {{ ?x wb:mergedInto {iri} }} }}
         {{ GRAPH ?g {{ ?act prov:used ?x }} }} UNION {{ GRAPH ?g {{ ?x prov:wasGeneratedBy ?act }} }}
         GRAPH ?h {{ ?act a ?kind ; prov:wasAssociatedWith ?who ; prov:startedAtTime ?when .
             OPTIONAL {{ ?act wb:reason ?why }} OPTIONAL {{ ?act wb:promptVersion ?pv }}

@@ -19,7 +19,8 @@ entity (:mod:`workbench.names.given`), where all of it was in the entities graph
 :func:`migrate` moves those too. A record corrected by a narrower one (a private correction
 of a public record) keeps its own status active since then (the correction's link supersedes it
 for whoever sees it: ``records.unsuperseded``); a store from before had stored "superseded" on
-it, which :func:`migrate` sets back.
+it, which :func:`migrate` sets back. Candidates have a graph each since 2026-12-06 too, where they
+were in the shared queue graph (:mod:`workbench.records.candidates`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from workbench.ids import (
 )
 from workbench.names import given
 from workbench.names.entities import DESCRIPTION, places
+from workbench.records import candidates as graphs
 from workbench.records.acts import AGENT_KINDS
 from workbench.store.base import Store
 from workbench.vocab import PREFIXES, WB
@@ -57,8 +59,9 @@ def _kinds() -> str:
 
 def outdated(store: Store) -> bool:
     """Whether the store keeps a source's description, a record's metadata or an act on records
-    in the metadata graph, or summaries or tombstones in shared graphs (one ASK)."""
-    return store.ask(PREFIXES + f"""ASK {{ {{ GRAPH {META_GRAPH} {{ ?s a ?kind }} VALUES ?kind {{ {_MOVED} }} }}
+    in the metadata graph, or summaries, tombstones or candidates in shared graphs (one ASK)."""
+    return store.ask(PREFIXES + f"""ASK {{ {{ {graphs.OUTDATED} }} UNION
+        {{ GRAPH {META_GRAPH} {{ ?s a ?kind }} VALUES ?kind {{ {_MOVED} }} }}
         UNION {{ GRAPH {SUMMARIES_GRAPH} {{ ?s a wb:Summary }} }}
         UNION {{ GRAPH {AUDIT_GRAPH} {{ ?s a wb:Tombstone }} }}
         UNION {{ GRAPH {META_GRAPH} {{ ?s a wb:Import }} }}
@@ -90,6 +93,7 @@ def migrate(store: Store) -> bool:
     _names(store)
     _acts_on_entities(store)
     _narrower_corrections(store)
+    graphs.migrate(store)  # last: a candidate that rested on an erased record rests on its tombstone
     return True
 
 

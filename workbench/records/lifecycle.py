@@ -14,7 +14,6 @@ from workbench.access import audience
 from workbench.errors import Conflict, Invalid, NotFound
 from workbench.ids import (
     ENTITIES_GRAPH,
-    QUEUE_GRAPH,
     agent_iri,
     id_from_iri,
     record_iri,
@@ -121,6 +120,9 @@ def erase(store: Store, record_id: str, *, actor: str, now: str, reason: str, se
         ox.Quad(iri, WB.reason, ox.Literal(reason), g),
         *agent_quads(actor, g),
     ]
+    # a candidate that rested on the record now rests on its tombstone: seen by whoever could see the record
+    stone += [ox.Quad(r["c"], WB.restsOn, g, r["c"]) for r in store.select(  # type: ignore[arg-type]
+        PREFIXES + f"SELECT DISTINCT ?c WHERE {{ GRAPH ?c {{ ?c wb:restsOn {iri} }} }}")]
     # one request: all of it or none
     moved = [q for q in names_moved if q.graph_name not in sources]
     store.apply(drop=[iri, *sources], delete=doomed, insert=stone + moved)
@@ -138,10 +140,10 @@ def _candidates(store: Store, iri: ox.NamedNode) -> list[ox.Quad]:
     into it and model proposals that repeat its facts in words, with their payload, source span
     and guess basis (what they decided stays, content-free)."""
     rows = store.select(
-        PREFIXES + f"SELECT ?c ?p ?o WHERE {{ GRAPH {QUEUE_GRAPH} {{ ?c wb:approvedAs|wb:mergedInto|wb:guessRestsOn "
+        PREFIXES + f"SELECT ?c ?p ?o WHERE {{ GRAPH ?c {{ ?c wb:approvedAs|wb:mergedInto|wb:guessRestsOn "
         f"{iri} . ?c ?p ?o FILTER(?p IN (wb:payload, wb:sourceSpan, wb:guessBasis)) }} }}"
     )
-    return [ox.Quad(r["c"], r["p"], r["o"], QUEUE_GRAPH) for r in rows]  # type: ignore[arg-type]
+    return [ox.Quad(r["c"], r["p"], r["o"], r["c"]) for r in rows]  # type: ignore[arg-type]
 
 
 def _orphan_sources(store: Store, iri: ox.NamedNode) -> list[ox.NamedNode]:
@@ -188,8 +190,8 @@ def summary_copies(store: Store, record: ox.NamedNode) -> list[ox.Quad]:
     rows = store.select(
         PREFIXES + f"""SELECT ?s ?t ?c ?p ?o WHERE {{ GRAPH ?s {{ ?s wb:summarizes {record} ;
         wb:summaryText ?t OPTIONAL {{ ?s wb:fromCandidate ?c }} }}
-        OPTIONAL {{ GRAPH {QUEUE_GRAPH} {{ ?c ?p ?o FILTER(?p IN (wb:payload, wb:sourceSpan)) }} }} }}"""
+        OPTIONAL {{ GRAPH ?c {{ ?c ?p ?o FILTER(?p IN (wb:payload, wb:sourceSpan)) }} }} }}"""
     )
     out = {ox.Quad(r["s"], WB.summaryText, r["t"], r["s"]) for r in rows}  # type: ignore[arg-type]
-    out |= {ox.Quad(r["c"], r["p"], r["o"], QUEUE_GRAPH) for r in rows if r["p"] is not None}  # type: ignore[arg-type]
+    out |= {ox.Quad(r["c"], r["p"], r["o"], r["c"]) for r in rows if r["p"] is not None}  # type: ignore[arg-type]
     return sorted(out | doomed, key=str)

@@ -1,6 +1,7 @@
 """The candidate queue: proposed memory records wait here for a curator. Nothing in the queue is
-a fact: candidates live in their own graph (``urn:wb:graph:queue``), as the record proposed
-(JSON, exactly as it came) with its provenance, and answering never reads that graph.
+a fact: each candidate lives in a graph of its own (``urn:wb:candidate:ID``), as the record
+proposed (JSON, exactly as it came) with its provenance, the decisions on it and who may see it
+(:mod:`workbench.records.candidates`), and answering never reads those graphs.
 
 A curator approves a candidate (possibly edited): it is imported like any memory record, with
 the same validation, attributed to its source, to the extractor, and to the curator who
@@ -33,8 +34,9 @@ from workbench.ids import QUEUE_GRAPH, candidate_iri, id_from_iri, record_iri, s
 from workbench.imports.records import RecordsPlanner
 from workbench.names import entities
 from workbench.names.keys import name_key
+from workbench.records import candidates as graphs
 from workbench.records import jsonl, unsuperseded
-from workbench.records.acts import activity, agent_quads
+from workbench.records.acts import activity
 from workbench.review import guessed, summaries
 from workbench.review.claims import holding
 from workbench.store import Store
@@ -163,17 +165,16 @@ def propose(
         if summaries.is_summary(cand):
             summaries.check_rests_on(seen, cand)
     agent = f"model:{via.model}" if via.kind in ("extraction", "model") and via.model else actor
-    act, quads = activity("proposal", WB.Proposal, actor=agent, now=now, graph=QUEUE_GRAPH)
-    quads += agent_quads(agent, QUEUE_GRAPH) + agent_quads(actor, QUEUE_GRAPH)
-    quads += [ox.Quad(act, WB.proposalKind, ox.Literal(via.kind), QUEUE_GRAPH),
-              ox.Quad(act, PROV.used, ox.Literal(via.input), QUEUE_GRAPH)]
+    act, run = activity("proposal", WB.Proposal, actor=agent, now=now, graph=QUEUE_GRAPH)  # copied beside each
+    run += [ox.Quad(act, WB.proposalKind, ox.Literal(via.kind), QUEUE_GRAPH),
+            ox.Quad(act, PROV.used, ox.Literal(via.input), QUEUE_GRAPH)]
     if via.model:
-        quads.append(ox.Quad(act, WB.extractedBy, ox.NamedNode(f"urn:wb:agent:model:{via.model}"), QUEUE_GRAPH))
+        run.append(ox.Quad(act, WB.extractedBy, ox.NamedNode(f"urn:wb:agent:model:{via.model}"), QUEUE_GRAPH))
     if via.prompt_version:
-        quads.append(ox.Quad(act, WB.promptVersion, ox.Literal(via.prompt_version), QUEUE_GRAPH))
+        run.append(ox.Quad(act, WB.promptVersion, ox.Literal(via.prompt_version), QUEUE_GRAPH))
     if via.input_digest:
-        quads.append(ox.Quad(act, WB.recordDigest, ox.Literal(via.input_digest), QUEUE_GRAPH))
-    new = []
+        run.append(ox.Quad(act, WB.recordDigest, ox.Literal(via.input_digest), QUEUE_GRAPH))
+    new, quads = [], []
     for cand in candidates:
         rec = {k: v for k, v in cand.items() if k not in CANDIDATE_ONLY}
         old = existing.get(cand["id"])
@@ -183,18 +184,19 @@ def propose(
             continue
         node = candidate_iri(cand["id"])
         quads += [
-            ox.Quad(node, RDF.type, WB.Candidate, QUEUE_GRAPH),
-            ox.Quad(node, ox.NamedNode("http://purl.org/dc/terms/identifier"), ox.Literal(cand["id"]), QUEUE_GRAPH),
-            ox.Quad(node, WB.payload, ox.Literal(_canonical(rec)), QUEUE_GRAPH),
-            ox.Quad(node, WB.candidateStatus, WB.Pending, QUEUE_GRAPH),
-            ox.Quad(node, PROV.wasGeneratedBy, act, QUEUE_GRAPH),
+            ox.Quad(node, RDF.type, WB.Candidate, node),
+            ox.Quad(node, ox.NamedNode("http://purl.org/dc/terms/identifier"), ox.Literal(cand["id"]), node),
+            ox.Quad(node, WB.payload, ox.Literal(_canonical(rec)), node),
+            ox.Quad(node, WB.candidateStatus, WB.Pending, node),
+            ox.Quad(node, PROV.wasGeneratedBy, act, node),
             ox.Quad(node, PROV.generatedAtTime, ox.Literal(now, datatype=ox.NamedNode(
-                "http://www.w3.org/2001/XMLSchema#dateTime")), QUEUE_GRAPH),
+                "http://www.w3.org/2001/XMLSchema#dateTime")), node),
+            *graphs.beside(run, [node]), *graphs.audience(node, rec),
         ]
         if cand.get("span"):
-            quads.append(ox.Quad(node, WB.sourceSpan, ox.Literal(cand["span"]), QUEUE_GRAPH))
+            quads.append(ox.Quad(node, WB.sourceSpan, ox.Literal(cand["span"]), node))
         if cand.get("guess"):
-            quads += guessed.basis_quads(node, cand["guess"], QUEUE_GRAPH)
+            quads += guessed.basis_quads(node, cand["guess"], node)
         new.append(cand["id"])
     if new:
         store.update(PREFIXES + f"INSERT DATA {{ {data_block(quads)} }}")
@@ -213,11 +215,11 @@ def list_candidates(
     want = list(ids) if ids is not None else None
     if want == []:
         return []
-    values = f"VALUES ?c {{ {' '.join(str(candidate_iri(i)) for i in want)} }}" if want else ""
+    values = f"VALUES ?c {{ {' '.join(str(candidate_iri(i)) for i in want)} }}" if want else ""  # each its graph
     status_filter = f"?c wb:candidateStatus {STATUSES[status]} ." if status else ""
     rows = store.select(
         PREFIXES + f"""SELECT ?c ?payload ?st ?at ?act ?agent ?span ?model ?pv ?who ?when ?why ?as ?into ?basis WHERE {{
-        {values} GRAPH {QUEUE_GRAPH} {{
+        {values} GRAPH ?c {{
           ?c a wb:Candidate ; wb:payload ?payload ; wb:candidateStatus ?st ; prov:generatedAtTime ?at ;
              prov:wasGeneratedBy ?act . ?act prov:wasAssociatedWith ?agent . {status_filter}
           OPTIONAL {{ ?c wb:sourceSpan ?span }} OPTIONAL {{ ?act wb:extractedBy ?model }}
@@ -372,8 +374,8 @@ def _decide(store: Store, ids: Sequence[str], act: ox.NamedNode, status: ox.Name
     landing (see :mod:`workbench.review.claims`), so the check and the write happen inside the
     claim, and of two curators deciding at once exactly one wins."""
     nodes = [candidate_iri(i) for i in ids]
-    pending = [ox.Quad(n, WB.candidateStatus, WB.Pending, QUEUE_GRAPH) for n in nodes]
-    quads = quads + [ox.Quad(n, WB.candidateStatus, status, QUEUE_GRAPH) for n in nodes]
+    pending = [ox.Quad(n, WB.candidateStatus, WB.Pending, n) for n in nodes]
+    quads = quads + [ox.Quad(n, WB.candidateStatus, status, n) for n in nodes]
     with holding(store, QUEUE_GRAPH, "the candidate queue", QUEUE_GRAPH):
         _pending(store, ids, "decide on")  # again, now that no one else can decide
         store.update(PREFIXES + f"DELETE DATA {{ {data_block([*pending, *removals])} }} ; "
@@ -403,22 +405,22 @@ def approve(
     if not ids:
         raise Invalid("name at least one candidate to approve")
     cands = _pending(seen, ids, "approve")
-    act, quads = activity("approval", WB.Approval, actor=actor, now=now, graph=QUEUE_GRAPH)
-    quads += agent_quads(actor, QUEUE_GRAPH)
+    act, said = activity("approval", WB.Approval, actor=actor, now=now, graph=QUEUE_GRAPH)  # copied beside each
+    quads: list[ox.Quad] = []
     removals: list[ox.Quad] = []
     done = []
     for c in cands:
         rec = dict((edits or {}).get(c.id) or c.record)
         node = candidate_iri(c.id)
-        quads.append(ox.Quad(act, PROV.used, node, QUEUE_GRAPH))
+        quads += graphs.beside([*said, ox.Quad(act, PROV.used, node, QUEUE_GRAPH)], [node])
         if summaries.is_summary(rec):
             rec = parse([(f"edit of {c.id}", rec)])[0] if edits and c.id in edits else rec
             quads += summaries.plan_approval(seen, rec, act, node)
-            quads.append(ox.Quad(node, WB.approvedAs, summary_iri(rec["id"]), QUEUE_GRAPH))
+            quads.append(ox.Quad(node, WB.approvedAs, summary_iri(rec["id"]), node))
         elif guessed.is_merge(rec):
             rec = parse([(f"edit of {c.id}", rec)])[0] if edits and c.id in edits else rec
             merge_act, merged = guessed.merge_quads(seen, rec, c.id, actor=actor, now=now, model=c.model)
-            quads += [*merged, ox.Quad(node, WB.approvedAs, merge_act, QUEUE_GRAPH)]
+            quads += [*merged, ox.Quad(node, WB.approvedAs, merge_act, node)]
         else:
             rec = _as_record(seen, c, rec, edited=bool(edits and c.id in edits), create=create, actor=actor)
             plan = _plan(store, seen, rec, actor=actor, now=now, candidate=c.id)
@@ -430,7 +432,7 @@ def approve(
             removals += plan.batch.removals
             made = record_iri(rec["id"])
             home = next(q.graph_name for q in plan.batch.quads if q.subject == made and q.predicate == WB.status)
-            quads += [ox.Quad(node, WB.approvedAs, made, QUEUE_GRAPH),
+            quads += [ox.Quad(node, WB.approvedAs, made, node), ox.Quad(node, WB.restsOn, made, node),
                       ox.Quad(made, WB.fromCandidate, node, home)]  # beside the record's metadata
         done.append(rec["id"])
     _decide(store, [c.id for c in cands], act, WB.Approved, quads, removals)
@@ -466,8 +468,9 @@ def reject(
     if not ids:
         raise Invalid("name at least one candidate to reject")
     _pending(seen or store, ids, "reject")
-    act, quads = activity("rejection", WB.Rejection, actor=actor, now=now, graph=QUEUE_GRAPH, reason=reason)
-    quads += agent_quads(actor, QUEUE_GRAPH) + [ox.Quad(act, PROV.used, candidate_iri(i), QUEUE_GRAPH) for i in ids]
+    act, said = activity("rejection", WB.Rejection, actor=actor, now=now, graph=QUEUE_GRAPH, reason=reason)
+    quads = [q for i in ids for q in graphs.beside([*said, ox.Quad(act, PROV.used, candidate_iri(i), QUEUE_GRAPH)],
+                                                    [candidate_iri(i)])]
     _decide(store, ids, act, WB.Rejected, quads)
 
 
@@ -486,10 +489,10 @@ def merge(store: Store, keep: str, others: Sequence[str], *, actor: str, now: st
         if not seen.ask(PREFIXES + f"ASK {{ GRAPH ?m {{ {record_iri(keep)} a wb:Assertion }} }}"):
             raise NotFound(f"no candidate or record {keep!r} to merge into")
         target = record_iri(keep)
-    act, quads = activity("merge", WB.CandidateMerge, actor=actor, now=now, graph=QUEUE_GRAPH,
-                          reason=f"duplicates of {keep}")
-    quads += agent_quads(actor, QUEUE_GRAPH)
-    for o in others:
-        quads += [ox.Quad(act, PROV.used, candidate_iri(o), QUEUE_GRAPH),
-                  ox.Quad(candidate_iri(o), WB.mergedInto, target, QUEUE_GRAPH)]
+    act, said = activity("merge", WB.CandidateMerge, actor=actor, now=now, graph=QUEUE_GRAPH,
+                         reason=f"duplicates of {keep}")
+    quads = []
+    for o in map(candidate_iri, others):  # each then seen only by whoever sees it and what it was merged into
+        quads += [*graphs.beside([*said, ox.Quad(act, PROV.used, o, QUEUE_GRAPH)], [o]),
+                  ox.Quad(o, WB.mergedInto, target, o), *graphs.inherited(store, o, target)]
     _decide(store, others, act, WB.Merged, quads)
