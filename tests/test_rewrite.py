@@ -156,3 +156,14 @@ def test_a_dataset_names_the_empty_graph_for_what_the_reader_may_not_see() -> No
 def test_what_one_reading_cannot_place_is_refused(query: str, says: str) -> None:
     with pytest.raises(Unsupported, match=says):
         restrict(query, ["bob"])
+
+
+def test_values_rows_are_terms_not_comparisons() -> None:
+    """``VALUES (?a ?b) { (<x> <y>) }``: an IRI after an IRI in a row is no comparison; the same
+    inside an expression still is refused, and nothing but the filter is added."""
+    query = ("SELECT * WHERE { VALUES (?o ?a) { (<urn:a> <urn:b>) (UNDEF <urn:c>) } GRAPH ?m { ?a ?p ?o } "
+             "FILTER(?o IN (<urn:a>, <urn:b>)) VALUES ?z { <urn:d> <urn:e> } }")
+    out = restrict(query, ["bob"]).query()
+    assert out.replace(" " + withheld("?m", ["bob"], fresh="_wb0_"), "", 1) == query
+    with pytest.raises(Unsupported, match="could start an IRI"):
+        restrict("SELECT * WHERE { VALUES ?x { <urn:a> } GRAPH ?g { ?x ?p ?o } FILTER(?o<urn:x>) }", ["bob"])

@@ -195,7 +195,7 @@ def test_a_view_refuses_writes(embedded: tuple[Workbench, Workbench]) -> None:
     a, _ = embedded
     bob = a.seen_by("bob")
     assert isinstance(bob.store, ViewStore)
-    with pytest.raises(Forbidden, match="read-only view"):
+    with pytest.raises(Forbidden, match="read-only"):
         bob.store.update("INSERT DATA { <urn:x> <urn:y> <urn:z> }")
 
 

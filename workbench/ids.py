@@ -22,6 +22,9 @@ META_GRAPH = NamedNode("urn:wb:graph:meta")
 ENTITIES_GRAPH = NamedNode("urn:wb:graph:entities")
 AUDIT_GRAPH = NamedNode("urn:wb:graph:audit")
 USERS_GRAPH = NamedNode("urn:wb:graph:users")
+# API token hashes, apart from the users' names and roles: its audience (wb:visibleTo the store
+# node) is no reader, so a rewritten read never returns them (workbench.access.restricted)
+TOKENS_GRAPH = NamedNode("urn:wb:graph:tokens")
 QUEUE_GRAPH = NamedNode("urn:wb:graph:queue")  # the curators' claim on the queue (candidates: a graph each)
 RULES_GRAPH = NamedNode("urn:wb:graph:rules")  # rule versions, their texts, proposals and sign-offs
 SUMMARIES_GRAPH = NamedNode("urn:wb:graph:summaries")  # approved summaries: never evidence
@@ -29,8 +32,8 @@ DERIVED_GRAPH = NamedNode("urn:wb:graph:derived")  # conclusions for one SPARQL 
 STORE_NODE = NamedNode("urn:wb:store")  # carries the store's revision (wb:revision)
 # Graphs Workbench manages itself; an import may not write content into them.
 SYSTEM_GRAPHS = frozenset(
-    {ONTOLOGY_GRAPH, META_GRAPH, ENTITIES_GRAPH, AUDIT_GRAPH, USERS_GRAPH, QUEUE_GRAPH, SUMMARIES_GRAPH,
-     RULES_GRAPH, DERIVED_GRAPH}
+    {ONTOLOGY_GRAPH, META_GRAPH, ENTITIES_GRAPH, AUDIT_GRAPH, USERS_GRAPH, TOKENS_GRAPH, QUEUE_GRAPH,
+     SUMMARIES_GRAPH, RULES_GRAPH, DERIVED_GRAPH}
 )
 
 RECORD_PREFIX = "urn:wb:record:"

@@ -33,6 +33,7 @@ from workbench.ids import (
     SOURCE_PREFIX,
     STORE_NODE,
     SUMMARY_PREFIX,
+    TOKENS_GRAPH,
     TOMBSTONE_PREFIX,
     USERS_GRAPH,
     agent_iri,
@@ -164,7 +165,8 @@ def _listed(terms: Iterable[ox.NamedNode]) -> str:
 def redact(db: ox.Store, hidden: Hidden) -> None:
     """Take out of ``db`` (a copy of the store) what ``hidden`` says, with what follows from it,
     every token hash, and give the copy a revision of its own."""
-    db.update(PREFIXES + f"DELETE WHERE {{ GRAPH {USERS_GRAPH} {{ ?u wb:tokenHash ?h }} }}")
+    db.update(PREFIXES + f"DROP SILENT GRAPH {TOKENS_GRAPH} ; "
+              f"DELETE WHERE {{ GRAPH {USERS_GRAPH} {{ ?u wb:tokenHash ?h }} }}")  # (a store not yet moved)
     meta, ents, sources, records = META_GRAPH, ENTITIES_GRAPH, hidden.sources, hidden.records
     if sources:
         gone = _values([*records, *sources])

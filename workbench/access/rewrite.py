@@ -79,6 +79,7 @@ def restrict(query: str, agents: Iterable[str]) -> Rewritten:
     dataset: list[tuple[int, int]] = []  # spans of FROM / FROM NAMED IRIs
     opens: list[tuple[str, str]] = []  # per open bracket: it, and the graph term its group is of ("": none)
     expect: str | None = None  # after GRAPH: "term", then "brace"; after FROM: "iri"
+    values = False  # after VALUES, until its block of rows opens
     term = ""
     operand = False
     pos = 0
@@ -126,8 +127,13 @@ def restrict(query: str, agents: Iterable[str]) -> Rewritten:
             expect = "term"
         elif kind == "word" and token.upper() == "FROM":
             expect = "iri"
+        elif kind == "word" and token.upper() == "VALUES":
+            values = True
         elif kind == "open":
-            opens.append((token, ""))
+            # VALUES' variables and rows are terms, not expressions: their brackets are marked so
+            data = values or (bool(opens) and opens[-1][0] in ("(v", "{v"))
+            opens.append((token + "v" if data and token in "({" else token, ""))
+            values = values and token == "("  # until the block of rows opens
         elif kind == "close" and opens:
             graph = opens.pop()[1]
             if graph:  # the end of GRAPH term { ... }: the filter follows it, in the same group

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import pyoxigraph as ox
 
 from workbench.errors import Conflict, Forbidden, Invalid, NotFound
-from workbench.ids import USERS_GRAPH, agent_iri, id_from_iri
+from workbench.ids import STORE_NODE, TOKENS_GRAPH, USERS_GRAPH, agent_iri, id_from_iri
 from workbench.records.acts import activity, agent_quads
 from workbench.store import Batch, Store
 from workbench.vocab import PREFIXES, PROV, RDF, RDFS, WB
@@ -95,21 +95,23 @@ def _directory(store: Store) -> tuple[dict[str, User], dict[str, str]]:
     if version is not None and cached is not None and cached[0] == version:
         return cached[1], cached[2]
     rows = store.select(
-        PREFIXES + f"""SELECT ?u ?r ?g ?h WHERE {{ GRAPH {USERS_GRAPH} {{ ?u a wb:User .
-        {{ ?u wb:role ?r }} UNION {{ ?u wb:memberOf ?g }} UNION {{ ?u wb:tokenHash ?h }} UNION {{ }} }} }}"""
+        PREFIXES + f"""SELECT ?u ?r ?g ?h WHERE {{ {{ GRAPH {USERS_GRAPH} {{ ?u a wb:User .
+        {{ ?u wb:role ?r }} UNION {{ ?u wb:memberOf ?g }} UNION {{ }} }} }}
+        UNION {{ GRAPH {TOKENS_GRAPH} {{ ?u wb:tokenHash ?h }} }} }}"""
     )
     found: dict[str, tuple[set[Role], set[str]]] = {}
     hashes: dict[str, str] = {}
     by_iri = {r.iri.value: r for r in Role}
     for row in rows:
         name = id_from_iri(row["u"])  # type: ignore[arg-type]
+        if row["h"] is not None:
+            hashes[row["h"].value] = name
+            continue
         roles, groups = found.setdefault(name, (set(), set()))
         if row["r"] is not None:
             roles.add(by_iri[row["r"].value])
         if row["g"] is not None:
             groups.add(id_from_iri(row["g"]))  # type: ignore[arg-type]
-        if row["h"] is not None:
-            hashes[row["h"].value] = name
     everyone = {n: User(n, frozenset(r), frozenset(g)) for n, (r, g) in sorted(found.items())}
     if version is not None:
         _DIRECTORIES[store] = (version, everyone, hashes)
@@ -149,7 +151,8 @@ def add(
     quads += [
         ox.Quad(who, RDF.type, WB.User, USERS_GRAPH),
         ox.Quad(who, RDFS.label, ox.Literal(name), USERS_GRAPH),
-        ox.Quad(who, WB.tokenHash, ox.Literal(_hash(token)), USERS_GRAPH),
+        ox.Quad(who, WB.tokenHash, ox.Literal(_hash(token)), TOKENS_GRAPH),
+        ox.Quad(TOKENS_GRAPH, WB.visibleTo, STORE_NODE, TOKENS_GRAPH),
         *(ox.Quad(who, WB.role, r.iri, USERS_GRAPH) for r in sorted(wanted, key=lambda r: r.value)),
         *(ox.Quad(who, WB.memberOf, agent_iri(g), USERS_GRAPH) for g in _groups(groups)),
         ox.Quad(act, PROV.generated, who, USERS_GRAPH),

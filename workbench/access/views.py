@@ -18,7 +18,9 @@ unknown whether it is hidden or absent. The view holds no:
 - token hash, for anyone (SPARQL shows the users graph without them).
 
 Admins, and everyone on a store without users, see every source; their SPARQL still runs on a
-view (without token hashes). Writes never go through a view.
+view (without token hashes). Writes never go through a view. On a SPARQL server a restricted
+reader's questions and a writer's lookups read the server through a rewrite of each query
+instead (:mod:`workbench.access.restricted`): a view there is the whole dump, after every write.
 
 A view is a pyoxigraph database on disk, in a folder of this process's under the store's
 ``files_dir/views/`` (a scratch store in memory keeps its views in memory): a RocksDB checkpoint
@@ -49,7 +51,7 @@ import tempfile
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,8 +60,7 @@ import pyoxigraph as ox
 from workbench.access import users
 from workbench.access.redaction import Hidden, Queued, hidden, queued, redact
 from workbench.access.users import Role
-from workbench.errors import Forbidden
-from workbench.store.base import Batch, Capabilities, Check, Progress, Store
+from workbench.store.base import Capabilities, ReadOnly, Store
 from workbench.store.caches import PerStore
 from workbench.store.pyox import PyoxStore
 
@@ -139,7 +140,7 @@ class Copy:
         self.hidden = hidden
 
 
-class ViewStore(PyoxStore):
+class ViewStore(ReadOnly, PyoxStore):
     """A read-only copy of a store as one reader may see it (see the module's note)."""
 
     capabilities = Capabilities(
@@ -159,18 +160,6 @@ class ViewStore(PyoxStore):
         """Its own vector indexes, beside the store's, one folder per set of agents (they
         follow the view incrementally, so they outlive it)."""
         return self.base.files_dir / "views" / self.reader.key
-
-    def _refuse(self) -> Forbidden:
-        return Forbidden(f"{self.location} is a read-only view: writes go to the store itself")
-
-    def update(self, update: str) -> None:
-        raise self._refuse()
-
-    def remove(self, quads: Sequence[ox.Quad]) -> None:
-        raise self._refuse()
-
-    def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
-        raise self._refuse()
 
 
 class Views:

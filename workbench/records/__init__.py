@@ -17,7 +17,7 @@ import pyoxigraph as ox
 
 from workbench import limits
 from workbench.errors import Invalid, NotFound, Unsupported
-from workbench.ids import id_from_iri, record_iri
+from workbench.ids import TOKENS_GRAPH, id_from_iri, record_iri
 from workbench.store import Store
 from workbench.store.base import reach
 from workbench.values.records import Record, RecordType, Source, Status, Tombstone
@@ -335,12 +335,13 @@ def stats(store: Store) -> dict[str, Any]:
         s = Status.from_iri(r["s"].value).value  # type: ignore[union-attr]
         by_type[t] = by_type.get(t, 0) + n
         by_status[s] = by_status.get(s, 0) + n
-    # Token hashes are not counted: a reader's view holds none, and the count would tell a
-    # restricted reader (on a view) from one who reads the store.
+    # Token hashes are not counted (nor their graph, nor any left in the users graph by an older
+    # store): a reader's view holds none, and the count would tell a restricted reader from one
+    # who reads the store.
     counts = store.select(
         PREFIXES + "SELECT "
         "(SUM(IF(?g = ?s && ?p = rdf:type && ?o = wb:Source, 1, 0)) AS ?sources) "
-        "(COUNT(*) AS ?quads) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(?p != wb:tokenHash) }"
+        f"(COUNT(*) AS ?quads) WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER(?p != wb:tokenHash && ?g != {TOKENS_GRAPH}) }}"
     )[0]
     # an entity may be described in several graphs (beside each restricted record that named it)
     tomb = store.select(

@@ -20,7 +20,8 @@ entity (:mod:`workbench.names.given`), where all of it was in the entities graph
 of a public record) keeps its own status active since then (the correction's link supersedes it
 for whoever sees it: ``records.unsuperseded``); a store from before had stored "superseded" on
 it, which :func:`migrate` sets back. Candidates have a graph each since 2026-12-06 too, where they
-were in the shared queue graph (:mod:`workbench.records.candidates`).
+were in the shared queue graph (:mod:`workbench.records.candidates`), and API token hashes are in a
+graph of their own (``urn:wb:graph:tokens``), where they were in the users graph.
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ from workbench.ids import (
     META_GRAPH,
     RECORD_PREFIX,
     SOURCE_PREFIX,
+    STORE_NODE,
     SUMMARIES_GRAPH,
+    TOKENS_GRAPH,
     TOMBSTONE_PREFIX,
+    USERS_GRAPH,
 )
 from workbench.names import given
 from workbench.names.entities import DESCRIPTION, places
@@ -65,7 +69,8 @@ def outdated(store: Store) -> bool:
         UNION {{ GRAPH {SUMMARIES_GRAPH} {{ ?s a wb:Summary }} }}
         UNION {{ GRAPH {AUDIT_GRAPH} {{ ?s a wb:Tombstone }} }}
         UNION {{ GRAPH {META_GRAPH} {{ ?s a wb:Import }} }}
-        UNION {{ GRAPH {ENTITIES_GRAPH} {{ ?s wb:namedIn ?r }} }} UNION {{ {_ACTED_ON_PRIVATE} }} }}""")
+        UNION {{ GRAPH {ENTITIES_GRAPH} {{ ?s wb:namedIn ?r }} }} UNION {{ {_ACTED_ON_PRIVATE} }}
+        UNION {{ GRAPH {USERS_GRAPH} {{ ?s wb:tokenHash ?h }} }} }}""")
 
 
 def migrate(store: Store) -> bool:
@@ -94,7 +99,16 @@ def migrate(store: Store) -> bool:
     _acts_on_entities(store)
     _narrower_corrections(store)
     graphs.migrate(store)  # last: a candidate that rested on an erased record rests on its tombstone
+    _tokens(store)
     return True
+
+
+def _tokens(store: Store) -> None:
+    """API token hashes out of the users graph, into a graph of their own that no reader's rewritten
+    read returns (its audience is the store node: no reader)."""
+    store.update(PREFIXES + f"""INSERT {{ GRAPH {TOKENS_GRAPH} {{ ?u wb:tokenHash ?h .
+        {TOKENS_GRAPH} wb:visibleTo {STORE_NODE} }} }} WHERE {{ GRAPH {USERS_GRAPH} {{ ?u wb:tokenHash ?h }} }}""")
+    store.update(PREFIXES + f"DELETE WHERE {{ GRAPH {USERS_GRAPH} {{ ?u wb:tokenHash ?h }} }}")
 
 
 def _own_graphs(store: Store) -> None:

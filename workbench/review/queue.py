@@ -216,6 +216,8 @@ def list_candidates(
     if want == []:
         return []
     values = f"VALUES ?c {{ {' '.join(str(candidate_iri(i)) for i in want)} }}" if want else ""  # each its graph
+    # (the decision's ?u = ?c is a filter: Virtuoso 7 reads ?c in that OPTIONAL as unbound, and a
+    # proposal's prov:used "FILE" would pass for a decision)
     status_filter = f"?c wb:candidateStatus {STATUSES[status]} ." if status else ""
     rows = store.select(
         PREFIXES + f"""SELECT ?c ?payload ?st ?at ?act ?agent ?span ?model ?pv ?who ?when ?why ?as ?into ?basis WHERE {{
@@ -224,7 +226,7 @@ def list_candidates(
              prov:wasGeneratedBy ?act . ?act prov:wasAssociatedWith ?agent . {status_filter}
           OPTIONAL {{ ?c wb:sourceSpan ?span }} OPTIONAL {{ ?act wb:extractedBy ?model }}
           OPTIONAL {{ ?act wb:promptVersion ?pv }} OPTIONAL {{ ?c wb:guessBasis ?basis }}
-          OPTIONAL {{ ?d prov:used ?c ; prov:wasAssociatedWith ?who ; prov:startedAtTime ?when .
+          OPTIONAL {{ ?d prov:used ?u ; prov:wasAssociatedWith ?who ; prov:startedAtTime ?when . FILTER(?u = ?c)
                      OPTIONAL {{ ?d wb:reason ?why }} }}
           OPTIONAL {{ ?c wb:approvedAs ?as }} OPTIONAL {{ ?c wb:mergedInto ?into }} }} }}
         ORDER BY ?at ?c"""

@@ -111,10 +111,10 @@ class Workbench:
         return self._shared.readable_now(name)
 
     def _seen_as(self, reader: Viewer, name: str) -> Workbench:
-        shared, views = self._shared, self._shared.views()
-        if not views.restricted(reader):
+        shared = self._shared
+        view = shared.seen(reader)
+        if view is None:
             return self.acting_as(name)
-        view = views.view(reader)
         found = shared.handed.get(reader.key)
         if found is None or found.store is not view:
             indexes = Indexes(view, self._indexes.encoder_spec)

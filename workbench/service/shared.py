@@ -22,7 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.access.views import Views, ViewStore, reader_folders, viewer
+from workbench.access.restricted import RestrictedStore
+from workbench.access.views import Viewer, Views, ViewStore, reader_folders, viewer
 from workbench.access.writes import Writer, everything
 from workbench.errors import Invalid
 from workbench.guesses.things import Guesser
@@ -186,6 +187,8 @@ class Shared:
         self.indexes = Indexes(store, encoder_spec)  # the base store's
         self.handed: dict[str, Workbench] = {}  # reader key (or "=" + name, acting) -> their Workbench
         self._views: Views | None = None
+        self._restricted: dict[str, RestrictedStore] = {}  # Viewer.key -> their store, read through the rewrite
+        self.rewriting: bool | None = None  # None: by backend (:meth:`rewrites`)
         self._rules: tuple[object, RuleSet] | None = None  # (what they were built from, the rules)
         self._stamp: tuple[str, tuple[tuple[str, str], ...]] | None = None
 
@@ -205,6 +208,28 @@ class Shared:
     def forget_views(self) -> None:
         """After an erasure: every view was made before it, so no Workbench may keep reading one."""
         self.handed = {k: w for k, w in self.handed.items() if not isinstance(w.store, ViewStore)}
+
+    def rewrites(self) -> bool:
+        """Whether restricted readers read the store through the rewrite (:mod:`workbench.access.restricted`)
+        rather than a view: on a SPARQL server, where a view copies the whole store after every write
+        (:attr:`rewriting` overrides it: the tests read both ways)."""
+        return self.store.capabilities.round_trips if self.rewriting is None else self.rewriting
+
+    def restricted(self, reader: Viewer) -> RestrictedStore:
+        """The store as ``reader`` (who may not see everything) reads it through the rewrite: one per reader."""
+        found = self._restricted.get(reader.key)
+        if found is None or found.reader != reader:
+            found = self._restricted[reader.key] = RestrictedStore(self.store, reader)
+        return found
+
+    def seen(self, reader: Viewer) -> Store | None:
+        """The store as ``reader`` may see it; None when that is the store itself (they may see everything)."""
+        if reader.sees_all:
+            return None
+        if self.rewrites():
+            return self.restricted(reader)
+        views = self.views()
+        return views.view(reader) if views.restricted(reader) else None
 
     def readable_now(self, name: str | None) -> Store | None:
         """What :meth:`readable` gives ``name`` if that builds nothing first (:meth:`Views.current`),
@@ -227,6 +252,8 @@ class Shared:
         if name is None:
             return everything(self.store)
         reader, views = viewer(self.store, name), self.views()
+        if not reader.sees_all and self.rewrites():
+            return Writer(self.store, self.restricted(reader))
         if not views.restricted(reader):
             return everything(self.store)
         seen = views.view(reader)

@@ -23,7 +23,7 @@ from typing import IO
 
 import pyoxigraph as ox
 
-from workbench.errors import Invalid
+from workbench.errors import Forbidden, Invalid
 from workbench.progress import Progress as Progress
 
 Term = ox.NamedNode | ox.BlankNode | ox.Literal
@@ -277,6 +277,23 @@ class Store(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ReadOnly(Store):
+    """A store one reader reads (a view, or the store read through the rewrite): every write is
+    refused, naming where writes go."""
+
+    def _refuse(self) -> Forbidden:
+        return Forbidden(f"{self.location} is read-only, as one reader sees it: writes go to the store itself")
+
+    def update(self, update: str) -> None:
+        raise self._refuse()
+
+    def remove(self, quads: Sequence[ox.Quad]) -> None:
+        raise self._refuse()
+
+    def write(self, batch: Batch, *, progress: Progress | None = None, check: Check | None = None) -> None:
+        raise self._refuse()
 
 
 def data_block(quads: Sequence[ox.Quad], most: int = 2000) -> str:

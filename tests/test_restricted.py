@@ -1,0 +1,139 @@
+"""Restricted readers read the store through the rewrite, no copy (issue 20, parts 1 and 2): every
+Workbench read gives what the reader's view gives (the oracle), on the embedded store, ``oxigraph
+serve`` and Virtuoso, and over random audiences, acts and candidates; a write builds nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.test_audience import AUDIENCES, ENGINES, READERS, _world, engine_world
+from tests.test_visibility import _outcome
+from workbench.access.restricted import RestrictedStore
+from workbench.access.views import ViewStore, viewer
+from workbench.errors import Forbidden
+from workbench.ids import record_iri, source_iri
+from workbench.service import Workbench
+
+READS: dict[str, Callable[[Workbench], Any]] = {
+    "records": lambda wb: wb.records(),
+    "records, any status": lambda wb: [wb.record(f"r{i}") for i in range(10)],
+    "candidates": lambda wb: wb.candidates(status=None),
+    "a candidate": lambda wb: [wb.candidate(f"c{i}") for i in range(20)],
+    "entities": lambda wb: wb.entities(),
+    "resolve": lambda wb: [wb.resolve(f"thing {i}") for i in range(10)],
+    "asks": lambda wb: [wb.ask(f"thing {i}", "is a") for i in range(10)],
+    "summaries": lambda wb: wb.summaries(include_stale=True),
+    "audit": lambda wb: [wb.audit(f"r{i}") for i in range(10)],
+    "stats": lambda wb: {k: v for k, v in wb.stats().items() if k != "backend"},
+}
+
+
+def _both(wb: Workbench, name: str) -> tuple[Workbench, Workbench]:
+    """``name``'s Workbench read through the rewrite, and the same reader's on a view."""
+    shared = wb._shared
+    shared.rewriting, shared.handed = True, {}
+    rewritten = wb.seen_by(name)
+    shared.rewriting, shared.handed = False, {}
+    on_view = wb.seen_by(name)
+    shared.rewriting = None
+    return rewritten, on_view
+
+
+def _same_reads(wb: Workbench) -> None:
+    for name in READERS:
+        rewritten, on_view = _both(wb, name)
+        assert isinstance(rewritten.store, RestrictedStore)
+        assert isinstance(on_view.store, ViewStore) or on_view.store is wb.store  # nothing hidden: the store
+        for what, read in READS.items():
+            assert _outcome(read, rewritten) == _outcome(read, on_view), (name, what)
+
+
+@pytest.mark.parametrize("backend", ENGINES)
+def test_every_read_through_the_rewrite_equals_the_view(backend: str, request: pytest.FixtureRequest,
+                                                         tmp_path: Path) -> None:
+    wb = engine_world(backend, request, tmp_path)
+    try:
+        _same_reads(wb)
+    finally:
+        wb.close()
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sources=st.lists(st.integers(0, len(AUDIENCES) - 1), min_size=1, max_size=4),
+       records=st.lists(st.integers(0, 3), min_size=1, max_size=6),
+       acts=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 5)), max_size=6))
+def test_over_random_audiences_acts_and_candidates(tmp_path_factory: pytest.TempPathFactory, sources: list[int],
+                                                   records: list[int], acts: list[tuple[int, int, int]]) -> None:
+    _same_reads(_world(tmp_path_factory.mktemp("restricted"), sources, records, acts))
+
+
+def test_a_reader_on_a_server_reads_through_the_rewrite_and_a_write_copies_nothing(
+        request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    wb = engine_world("oxigraph", request, tmp_path)
+    try:
+        bob = wb.seen_by("bob")
+        assert isinstance(bob.store, RestrictedStore)
+        before = bob.records()
+        path = tmp_path / "public.jsonl"
+        path.write_text('{"id": "new-1", "statement": "A new public record.", "type": "observation", '
+                        '"source": {"id": "new-src", "said_by": "me"}, "triples": [["thing 1", "is a", "car"]]}\n')
+        wb.import_files([path])
+        after = wb.seen_by("bob")
+        assert after.store is bob.store  # the same reader's store: nothing rebuilt
+        assert {r.id for r in after.records()} == {r.id for r in before} | {"new-1"}
+        assert wb._shared._views is None or not wb._shared._views._copies  # no view was ever copied
+        with pytest.raises(Forbidden, match="read-only"):
+            after.store.update("INSERT DATA { GRAPH <urn:x:g> { <urn:x:s> <urn:x:p> <urn:x:o> } }")
+    finally:
+        wb.close()
+
+
+def test_a_dataset_keeps_only_the_graphs_the_reader_may_see(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """FROM / FROM NAMED in the query, and the Protocol's dataset, cut to what the reader may see."""
+    wb = engine_world("oxigraph", request, tmp_path)
+    try:
+        # r1 is from s1, which only alice may see; r0 from s0, which everyone may
+        hidden, shown = record_iri("r1"), record_iri("r0")
+        for name, sees in (("alice", {hidden, shown}), ("bob", {shown})):
+            store = wb.seen_by(name).store
+            rows = store.select(f"SELECT DISTINCT ?g FROM NAMED <{hidden.value}> FROM NAMED <{shown.value}> "
+                                "WHERE { GRAPH ?g { ?s ?p ?o } }")
+            assert {r["g"] for r in rows} == sees, name
+            rows = store.select(f"SELECT DISTINCT ?s FROM <{hidden.value}> WHERE {{ ?s ?p ?o }}")
+            assert bool(rows) is (hidden in sees), name
+            raw = store.query_raw("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }",
+                                  results=ox.QueryResultsFormat.TSV, graph=ox.RdfFormat.N_QUADS,
+                                  named_graphs=[hidden, shown, source_iri("s1")])
+            assert (hidden.value in raw.decode()) is (hidden in sees) and shown.value in raw.decode(), name
+            assert viewer(wb.store, name).agents
+    finally:
+        wb.close()
+
+
+def test_token_hashes_are_in_a_graph_no_reader_sees_and_older_stores_are_moved(tmp_path: Path) -> None:
+    from tests.conftest import FIXED_NOW
+    from workbench.access import users
+    from workbench.ids import TOKENS_GRAPH, USERS_GRAPH
+    from workbench.vocab import PREFIXES
+
+    find = PREFIXES + "SELECT ?g ?h WHERE { GRAPH ?g { ?u wb:tokenHash ?h } }"
+    with Workbench.open(tmp_path / "s", create=True, user="root", clock=lambda: FIXED_NOW) as wb:
+        wb.init()
+        wb.add_user("root", ["admin"])
+        token = wb.add_user("bob", ["viewer"])
+        assert {r["g"] for r in wb.store.select(find)} == {TOKENS_GRAPH}
+        assert users.by_token(wb.store, token).name == "bob"
+        assert RestrictedStore(wb.store, viewer(wb.store, "bob")).select(find) == []  # its audience is no reader
+        # an older store kept them in the users graph
+        wb.store.update(PREFIXES + f"""INSERT {{ GRAPH {USERS_GRAPH} {{ ?u wb:tokenHash ?h }} }}
+            WHERE {{ GRAPH {TOKENS_GRAPH} {{ ?u wb:tokenHash ?h }} }} ; DROP GRAPH {TOKENS_GRAPH}""")
+    with Workbench.open(tmp_path / "s", user="root", clock=lambda: FIXED_NOW) as wb:
+        assert {r["g"] for r in wb.store.select(find)} == {TOKENS_GRAPH}
+        assert users.by_token(wb.store, token).name == "bob"

@@ -1,0 +1,141 @@
+"""The store as one restricted reader may see it, read through the engine: no copy (issue 20).
+
+A :class:`RestrictedStore` sends every query to the store itself, rewritten
+(:func:`workbench.access.rewrite.restrict`) so that the engine drops the solutions from the graphs
+the reader may not see: each ``GRAPH`` pattern carries the audience filter, ``FROM`` and
+``FROM NAMED`` keep only the graphs the reader may see. Since 2026-12-06 everything a reader may
+be denied is a set of named graphs that carry their audience (records, sources with their
+records' metadata and import runs, acts, summaries, tombstones, candidates, names given by
+restricted records), and the shared graphs hold only what every reader may see
+(docs/decisions/20261205-visibility-the-engine-enforces.md), so Workbench's own reads give, from
+the whole store, what they give from a view (:mod:`workbench.access.views`) that copied it
+without what the reader may not see: the tests hold the two against each other, and against a
+store that never held it, on every engine.
+
+Its cost is the filter's, per graph a solution binds, whatever the store's size; a view's is a
+copy of the store after every write (on a SPARQL server: the whole dump, minutes at 10M
+relations). It is what readers of a store on a SPARQL server read; the embedded store keeps its
+views (a checkpoint: milliseconds) until the rewrite is measured faster there. The version it
+reports is the store's, so a write the reader may not see moves it too: a reader learns that the
+store changed, never what. Token hashes are in the users graph, which Workbench's own reads never
+return; a tool's SPARQL and exports still read a view, which has none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import IO
+
+import pyoxigraph as ox
+
+from workbench.access.audience import withheld
+from workbench.access.rewrite import restrict
+from workbench.access.views import Viewer
+from workbench.store.base import Graphs, ReadOnly, Row, Store
+
+CACHED_LENGTH = 16_384  # longer queries (long VALUES lists) are rewritten each time, not kept
+
+
+class RestrictedStore(ReadOnly):
+    """``base`` as ``reader`` may see it, every query rewritten for the engine (see the module's note)."""
+
+    def __init__(self, base: Store, reader: Viewer) -> None:
+        assert not reader.sees_all, "a reader who sees everything reads the store itself"
+        self.base = base
+        self.reader = reader
+        self.location = f"{base.location} as seen by {reader.name or 'the public'}"
+        self.capabilities = replace(base.capabilities, name="restricted")
+        self._agents = tuple(sorted(reader.agents))
+        self._cached = functools.lru_cache(maxsize=2048)(self._rewrite)  # Workbench's queries repeat
+
+    def rewritten(self, query: str) -> str:
+        """``query`` as the engine should run it for this reader."""
+        return self._cached(query) if len(query) < CACHED_LENGTH else self._rewrite(query)
+
+    def _rewrite(self, query: str) -> str:
+        found = restrict(query, self._agents)
+        return found.query(self._visible(found.dataset) if found.dataset else ())
+
+    def _visible(self, graphs: Sequence[str]) -> frozenset[str]:
+        """Of ``graphs`` (a query's ``FROM`` / ``FROM NAMED``), those the reader may see."""
+        values = " ".join(f"<{g}>" for g in graphs)
+        rows = self.base.select(f"SELECT ?g WHERE {{ VALUES ?g {{ {values} }} {withheld('?g', self._agents)} }}")
+        return frozenset(r["g"].value for r in rows if isinstance(r["g"], ox.NamedNode))
+
+    # ------------------------------------------------------------------ reading, rewritten
+
+    def version(self) -> str:
+        return self.base.version()
+
+    def known_version(self) -> str | None:
+        return self.base.known_version()
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        with self.base.reading():
+            yield
+
+    def prefetch(self, *queries: str) -> None:
+        self.base.prefetch(*map(self.rewritten, queries))
+
+    def prefetched(self, query: str) -> list[Row] | None:
+        return self.base.prefetched(self.rewritten(query))
+
+    def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+        return self.base._answer(self.rewritten(query))
+
+    def select(self, query: str) -> list[Row]:
+        return self.base.select(self.rewritten(query))
+
+    def ask(self, query: str) -> bool:
+        return self.base.ask(self.rewritten(query))
+
+    def construct(self, query: str) -> list[ox.Triple]:
+        return self.base.construct(self.rewritten(query))
+
+    def query_raw(self, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat,
+                  default_graph: Graphs = None, named_graphs: Graphs = None) -> bytes:
+        """Serialised, with the Protocol's dataset (if given) cut to the graphs the reader may see."""
+        if default_graph is not None:
+            default_graph = [ox.NamedNode(g) for g in sorted(self._visible([g.value for g in default_graph]))]
+        if named_graphs is not None:
+            named_graphs = [ox.NamedNode(g) for g in sorted(self._visible([g.value for g in named_graphs]))]
+        return self.base.query_raw(self.rewritten(query), results=results, graph=graph,
+                                   default_graph=default_graph, named_graphs=named_graphs)
+
+    def graph_names(self) -> frozenset[ox.NamedNode]:
+        rows = self.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
+        return frozenset(r["g"] for r in rows if isinstance(r["g"], ox.NamedNode))
+
+    def has_graph(self, graph: ox.NamedNode) -> bool:
+        return self.ask(f"ASK {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
+
+    def held_graphs(self, graphs: Iterable[ox.NamedNode]) -> frozenset[ox.NamedNode]:
+        asked = list(graphs)
+        if not asked:
+            return frozenset()
+        rows = self.select(f"""SELECT ?g WHERE {{ VALUES ?g {{ {" ".join(map(str, asked))} }}
+            FILTER EXISTS {{ GRAPH ?g {{ ?s ?p ?o }} }} {withheld("?g", self._agents)} }}""")
+        return frozenset(r["g"] for r in rows if isinstance(r["g"], ox.NamedNode))
+
+    def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
+        pattern = f"GRAPH {graph} {{ ?s ?p ?o }} BIND({graph} AS ?g)" if graph else "GRAPH ?g { ?s ?p ?o }"
+        for r in self.select(f"SELECT ?g ?s ?p ?o WHERE {{ {pattern} }}"):
+            yield ox.Quad(r["s"], r["p"], r["o"], r["g"])  # type: ignore[arg-type]
+
+    def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
+        ox.serialize(self.quads(), out, format=format)
+
+    @property
+    def round_trips(self) -> int:
+        """The store's round trips so far (a SPARQL server's; none elsewhere)."""
+        return int(getattr(self.base, "round_trips", 0))
+
+    @property
+    def files_dir(self) -> Path:
+        """Its own vector indexes, beside the store's, one folder per set of agents (as a view's)."""
+        return self.base.files_dir / "views" / self.reader.key
