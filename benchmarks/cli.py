@@ -395,12 +395,21 @@ def recall_speed(sizes: list[tuple[str, int]], encoder_spec: str | None) -> None
     main([n for _, n in sizes], encoder_spec, click.echo)
 
 
+def _access_backends(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    known = ("embedded", "embedded-rewrite", "remote")
+    picked = [b.strip() for b in value.split(",") if b.strip()]
+    unknown = [b for b in picked if b not in known]
+    if not picked or unknown:
+        raise click.BadParameter(f"{', '.join(unknown) or 'none given'}: choose from {', '.join(known)}")
+    return ",".join(picked)
+
+
 @bench.command("access")
 @click.option("--relations", "size", default="10M", show_default=True, callback=_size,
               help="Size in relations (1.27M, 10M) or worlds (3w).")
-@click.option("--backends", default="embedded,remote", show_default=True,
-              type=click.Choice(["embedded", "remote", "embedded,remote"]),
-              help="remote: a RemoteStore on a real `oxigraph serve` holding the same quads.")
+@click.option("--backends", default="embedded,remote", show_default=True, callback=_access_backends,
+              help="Comma-separated: embedded (restricted readers on views), embedded-rewrite (on the store "
+                   "through the rewrite), remote (a RemoteStore on a real `oxigraph serve` holding the same quads).")
 @click.option("--questions", default=50, show_default=True, type=click.IntRange(min=1),
               help="Steady questions per tier, per reader.")
 @click.option("--writes", default=2, show_default=True, type=click.IntRange(min=0),

@@ -133,6 +133,7 @@ def engine_world(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -
     wb = _world(tmp_path, [0, 1, 2, 3, 4], list(range(5)) * 2, ENGINE_ACTS, store)
     wb.add_alias("thing 1", "the first thing")  # only alice's record names it: beside it
     wb.merge("thing 0", "thing 5", reason="the same thing")  # the public source's: shared
+    wb._shared.rewriting = False  # readers read views, the oracle (on a server they would read the rewrite)
     return wb
 
 

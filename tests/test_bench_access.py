@@ -21,15 +21,16 @@ def test_bench_access_tiny(tmp_path: Path) -> None:
     md.write_text("# Benchmarks\n\n## Load\n\nLoad figures.\n")
     out = tmp_path / "access.json"
     args = ["bench", "access", "--relations", "2w", "--questions", "2", "--writes", "2",
+            "--backends", "embedded,embedded-rewrite,remote",
             "--workdir", str(tmp_path / "work"), "--out", str(out), "--markdown", str(md)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output + repr(result.exception)
     text = result.stdout
-    assert "Command: `workbench bench access --relations 2w --backends embedded,remote --questions 2 --writes 2`" in text
+    assert "Command: `workbench bench access --relations 2w --backends embedded,embedded-rewrite,remote --questions 2 --writes 2`" in text
     assert "Answers: every answer of every reader as the worlds' ground truth says." in text
 
     data = json.loads(out.read_text())
-    assert set(data["backends"]) == {"embedded", "remote"}
+    assert set(data["backends"]) == {"embedded", "embedded-rewrite", "remote"}
     for name, backend in data["backends"].items():
         assert len(backend["write_s"]) == 2 and backend["rss_mib"] > 0 and backend["peak_rss_mib"] >= backend["rss_mib"]
         readers = backend["readers"]
@@ -39,7 +40,9 @@ def test_bench_access_tiny(tmp_path: Path) -> None:
         for who, reader in readers.items():
             assert reader["wrong"] == [] and len(reader["after_write_s"]) == 2, (name, who)
             assert all(len(ms) == 2 for ms in reader["ms"].values())
-    assert all(n > 0 for n in data["backends"]["remote"]["readers"]["admin"]["round_trips"].values())
+    # every reader of the server reads it (restricted ones through the rewrite), none a local copy
+    assert all(n > 0 for who in ("admin", "reader-a", "reader-b")
+               for n in data["backends"]["remote"]["readers"][who]["round_trips"].values())
     assert all(n == 0 for n in data["backends"]["embedded"]["readers"]["admin"]["round_trips"].values())
 
     probe = data["backends"]["remote"]["restrictions"]

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 import pyoxigraph as ox
 
 from workbench.errors import Conflict
-from workbench.ids import agent_iri, id_from_iri
+from workbench.ids import STORE_NODE, agent_iri, id_from_iri
 from workbench.store.base import Store
 from workbench.vocab import PREFIXES, PROV, WB
 
@@ -39,10 +39,14 @@ def _hidden_source(s: str, agents: str, v: str) -> str:
             f"FILTER NOT EXISTS {{ GRAPH {s} {{ {s} {WB.visibleTo} ?{v}who }} VALUES ?{v}who {{ {agents} }} }}")
 
 
-def withheld(g: str, agents: Iterable[str], *, fresh: str = "_") -> str:
+def withheld(g: str, agents: Iterable[str] | None, *, fresh: str = "_") -> str:
     """A filter keeping the solutions whose graph ``g`` (a variable, or an IRI) a reader whose
-    name and groups are ``agents`` may see (graphs that carry no audience are kept). Its own
-    variables start with ``fresh`` (one the query around it does not use)."""
+    name and groups are ``agents`` may see (graphs that carry no audience are kept); ``agents``
+    None: a reader who sees every source, from whom only what no reader sees (the API tokens'
+    hashes, whose audience is the store node) is withheld. Its own variables start with ``fresh``
+    (one the query around it does not use)."""
+    if agents is None:
+        return f"FILTER NOT EXISTS {{ GRAPH {g} {{ {g} {WB.visibleTo} {STORE_NODE} }} }}"
     names = " ".join(str(agent_iri(a)) for a in sorted(set(agents))) or "<urn:wb:agent:nobody>"
     v = fresh
     own = _hidden_source(g, names, v)

@@ -14,11 +14,13 @@ store that never held it, on every engine.
 
 Its cost is the filter's, per graph a solution binds, whatever the store's size; a view's is a
 copy of the store after every write (on a SPARQL server: the whole dump, minutes at 10M
-relations). It is what readers of a store on a SPARQL server read; the embedded store keeps its
-views (a checkpoint: milliseconds) until the rewrite is measured faster there. The version it
-reports is the store's, so a write the reader may not see moves it too: a reader learns that the
-store changed, never what. Token hashes are in the users graph, which Workbench's own reads never
-return; a tool's SPARQL and exports still read a view, which has none.
+relations). It is what every named reader of a store on a SPARQL server reads (an admin's
+withholds only the token hashes' graph, whose audience is no reader), for questions, SPARQL and
+exports; the embedded store keeps its views (a checkpoint: milliseconds) until the rewrite is
+measured faster there. The version it reports is the store's, so a write the reader may not see
+moves it too: a reader learns that the store changed, never what. On a server whose default
+graph is every graph (Virtuoso 7) a query that reads the default graph, or names a dataset, is
+refused (:meth:`RestrictedStore.rewritten`).
 """
 
 from __future__ import annotations
@@ -33,32 +35,46 @@ from typing import IO
 import pyoxigraph as ox
 
 from workbench.access.audience import withheld
-from workbench.access.rewrite import restrict
+from workbench.access.rewrite import NONE_GRAPH, restrict
 from workbench.access.views import Viewer
+from workbench.errors import Unsupported
 from workbench.store.base import Graphs, ReadOnly, Row, Store
 
 CACHED_LENGTH = 16_384  # longer queries (long VALUES lists) are rewritten each time, not kept
 
 
 class RestrictedStore(ReadOnly):
-    """``base`` as ``reader`` may see it, every query rewritten for the engine (see the module's note)."""
+    """``base`` as ``reader`` may see it, every query rewritten for the engine (see the module's
+    note); for a reader who sees every source, only what no reader sees is withheld (token hashes)."""
 
     def __init__(self, base: Store, reader: Viewer) -> None:
-        assert not reader.sees_all, "a reader who sees everything reads the store itself"
         self.base = base
         self.reader = reader
         self.location = f"{base.location} as seen by {reader.name or 'the public'}"
         self.capabilities = replace(base.capabilities, name="restricted")
-        self._agents = tuple(sorted(reader.agents))
+        self._agents = None if reader.sees_all else tuple(sorted(reader.agents))
         self._cached = functools.lru_cache(maxsize=2048)(self._rewrite)  # Workbench's queries repeat
 
-    def rewritten(self, query: str) -> str:
-        """``query`` as the engine should run it for this reader."""
-        return self._cached(query) if len(query) < CACHED_LENGTH else self._rewrite(query)
+    def rewritten(self, query: str, *, dataset: bool = False) -> str:
+        """``query`` as the engine should run it for this reader (``dataset``: the Protocol gives
+        one). Raises Unsupported for a triple pattern outside every GRAPH with no dataset, on a
+        server whose default graph is every graph (Virtuoso): the engine reads it there unfiltered."""
+        text, own, reads_default = self._cached(query) if len(query) < CACHED_LENGTH else self._rewrite(query)
+        if self.capabilities.union_default_graph:  # Virtuoso 7: see docs/deployment.md
+            if own or dataset:
+                raise Unsupported("on this SPARQL server a query's dataset (FROM, FROM NAMED, default-graph-uri, "
+                                  "named-graph-uri) does not hold a GRAPH <iri> to it, so it cannot be read as "
+                                  "someone who may not see every graph: pick the graphs with GRAPH ?g { ... } and "
+                                  "a FILTER on ?g instead")
+            if reads_default:
+                raise Unsupported("on this SPARQL server a triple pattern outside GRAPH reads every graph: name "
+                                  "the graphs (GRAPH ?g { ... }) in the query of a reader who may not see every one")
+        return text
 
-    def _rewrite(self, query: str) -> str:
+    def _rewrite(self, query: str) -> tuple[str, bool, bool]:
         found = restrict(query, self._agents)
-        return found.query(self._visible(found.dataset) if found.dataset else ())
+        text = found.query(self._visible(found.dataset) if found.dataset else ())
+        return text, bool(found.dataset), found.reads_default
 
     def _visible(self, graphs: Sequence[str]) -> frozenset[str]:
         """Of ``graphs`` (a query's ``FROM`` / ``FROM NAMED``), those the reader may see."""
@@ -100,11 +116,17 @@ class RestrictedStore(ReadOnly):
     def query_raw(self, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat,
                   default_graph: Graphs = None, named_graphs: Graphs = None) -> bytes:
         """Serialised, with the Protocol's dataset (if given) cut to the graphs the reader may see."""
-        if default_graph is not None:
-            default_graph = [ox.NamedNode(g) for g in sorted(self._visible([g.value for g in default_graph]))]
-        if named_graphs is not None:
-            named_graphs = [ox.NamedNode(g) for g in sorted(self._visible([g.value for g in named_graphs]))]
-        return self.base.query_raw(self.rewritten(query), results=results, graph=graph,
+        text = self.rewritten(query, dataset=default_graph is not None or named_graphs is not None)
+        none = ox.NamedNode(NONE_GRAPH[1:-1])
+
+        def cut(graphs: Graphs) -> Graphs:  # an empty list would read as no list: the empty graph instead
+            return None if graphs is None else [ox.NamedNode(g) for g in sorted(self._visible(
+                [g.value for g in graphs]))] or [none]
+
+        if (default_graph is None) != (named_graphs is None):  # the Protocol: the other is empty (Virtuoso:
+            default_graph, named_graphs = default_graph or [none], named_graphs or [none]  # said, or all)
+        default_graph, named_graphs = cut(default_graph), cut(named_graphs)
+        return self.base.query_raw(text, results=results, graph=graph,
                                    default_graph=default_graph, named_graphs=named_graphs)
 
     def graph_names(self) -> frozenset[ox.NamedNode]:

@@ -43,6 +43,8 @@ _TOKEN = re.compile(
 _IRI = re.compile(IRI)
 _GLUED = re.compile(r"graph|from", re.IGNORECASE)
 _OPERANDS = frozenset({"string", "var", "bnode", "pname", "number", "lang", "iri", "word"})
+_TERMS = frozenset({"string", "var", "bnode", "pname", "number", "iri"})  # what a triple pattern is made of
+_MODIFIERS = frozenset({"SELECT", "BY", "HAVING", "LIMIT", "OFFSET"})
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,9 @@ class Rewritten:
 
     pieces: tuple[str, ...]
     dataset: tuple[str, ...] = ()
+    # a triple pattern outside every GRAPH: it reads the default graph, which on some servers
+    # (Virtuoso) is every graph, where the filter cannot follow it
+    reads_default: bool = False
 
     def query(self, visible: Iterable[str] = ()) -> str:
         """The query, naming each dataset graph among ``visible`` and the empty graph for the others."""
@@ -70,16 +75,20 @@ def _fresh(text: str) -> str:
     return f"_wb{n}_"
 
 
-def restrict(query: str, agents: Iterable[str]) -> Rewritten:
-    """``query`` as a reader with ``agents`` (their name and groups) may run it on the whole
-    store. Raises Unsupported, in plain words, for what it cannot place exactly (see above)."""
+def restrict(query: str, agents: Iterable[str] | None) -> Rewritten:
+    """``query`` as a reader with ``agents`` (their name and groups; None: one who sees every
+    source, see :func:`withheld`) may run it on the whole store. Raises Unsupported, in plain
+    words, for what it cannot place exactly (see above)."""
     fresh = _fresh(query)
-    names = sorted(set(agents))
+    names = None if agents is None else sorted(set(agents))
     inserts: list[tuple[int, str]] = []  # (position, text) to insert
     dataset: list[tuple[int, int]] = []  # spans of FROM / FROM NAMED IRIs
     opens: list[tuple[str, str]] = []  # per open bracket: it, and the graph term its group is of ("": none)
     expect: str | None = None  # after GRAPH: "term", then "brace"; after FROM: "iri"
     values = False  # after VALUES, until its block of rows opens
+    modifier = False  # after SELECT, BY, HAVING, LIMIT, OFFSET: terms that are no pattern, until a brace
+    template = False  # after CONSTRUCT: its template's brace comes next
+    default = False  # a term of a triple pattern outside every GRAPH
     term = ""
     operand = False
     pos = 0
@@ -123,18 +132,30 @@ def restrict(query: str, agents: Iterable[str]) -> Rewritten:
                 opens.append(("{", term))
                 operand = False
                 continue
+        if (kind in _TERMS and not (modifier or values) and opens and opens[-1][0] == "{"
+                and not any(graph for _, graph in opens)):
+            default = True
+        template = template and token == "{"
         if kind == "word" and token.upper() == "GRAPH" and not expr:
             expect = "term"
         elif kind == "word" and token.upper() == "FROM":
             expect = "iri"
         elif kind == "word" and token.upper() == "VALUES":
             values = True
+        elif kind == "word" and token.upper() in _MODIFIERS:
+            modifier = True
+        elif kind == "word" and token.upper() == "CONSTRUCT":
+            template = True
         elif kind == "open":
-            # VALUES' variables and rows are terms, not expressions: their brackets are marked so
+            # VALUES' variables and rows are terms, not expressions, and a CONSTRUCT template's
+            # triples no pattern: their brackets are marked so
             data = values or (bool(opens) and opens[-1][0] in ("(v", "{v"))
-            opens.append((token + "v" if data and token in "({" else token, ""))
+            opens.append((token + "v" if data and token in "({" else "{t" if template else token, ""))
             values = values and token == "("  # until the block of rows opens
+            modifier = modifier and token == "("
+            template = False
         elif kind == "close" and opens:
+            modifier = modifier and token == ")"
             graph = opens.pop()[1]
             if graph:  # the end of GRAPH term { ... }: the filter follows it, in the same group
                 inserts.append((pos, " " + withheld(graph, names, fresh=fresh)))
@@ -152,4 +173,4 @@ def restrict(query: str, agents: Iterable[str]) -> Rewritten:
         last = e
     current.append(query[last:])
     pieces.append("".join(current))
-    return Rewritten(tuple(pieces), tuple(query[s + 1:e - 1] for s, e in dataset))
+    return Rewritten(tuple(pieces), tuple(query[s + 1:e - 1] for s, e in dataset), default)

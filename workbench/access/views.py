@@ -18,9 +18,10 @@ unknown whether it is hidden or absent. The view holds no:
 - token hash, for anyone (SPARQL shows the users graph without them).
 
 Admins, and everyone on a store without users, see every source; their SPARQL still runs on a
-view (without token hashes). Writes never go through a view. On a SPARQL server a restricted
-reader's questions and a writer's lookups read the server through a rewrite of each query
-instead (:mod:`workbench.access.restricted`): a view there is the whole dump, after every write.
+view (without token hashes). Writes never go through a view. On a SPARQL server a named
+reader's questions, SPARQL, exports and a writer's lookups read the server through a rewrite of
+each query instead (:mod:`workbench.access.restricted`): a view there is the whole dump, after
+every write; only SPARQL with the rules' conclusions still reads one there.
 
 A view is a pyoxigraph database on disk, in a folder of this process's under the store's
 ``files_dir/views/`` (a scratch store in memory keeps its views in memory): a RocksDB checkpoint

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pyoxigraph as ox
 
 from workbench import sparqlcheck
+from workbench.access.restricted import RestrictedStore
 from workbench.access.views import EVERYONE, ViewStore, with_quads
 from workbench.errors import Invalid
 from workbench.rules import conclusions
@@ -41,7 +42,9 @@ def _reasoned(wb: Workbench, query: str, *, format: str, default_graph: Sequence
               proof_base: str | None, deadline: float | None) -> bytes:
     sparqlcheck.read_only(query)  # before anything is computed
     readable = wb._readable(wb.reader)
-    view = readable if isinstance(readable, ViewStore) else wb._shared.views().view(EVERYONE)
+    # the conclusions join the reader's data for one query: a view, copied (a server's store is not written)
+    view = (readable if isinstance(readable, ViewStore) else wb._shared.views().view(
+        readable.reader if isinstance(readable, RestrictedStore) else EVERYONE))
     rules = wb.rules
     goals = conclusions.goals_in(query, conclusions.concluded(rules))
     found = conclusions.conclusions(view, rules, goals, deadline=deadline)

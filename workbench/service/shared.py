@@ -216,7 +216,7 @@ class Shared:
         return self.store.capabilities.round_trips if self.rewriting is None else self.rewriting
 
     def restricted(self, reader: Viewer) -> RestrictedStore:
-        """The store as ``reader`` (who may not see everything) reads it through the rewrite: one per reader."""
+        """The store as ``reader`` reads it through the rewrite: one per reader."""
         found = self._restricted.get(reader.key)
         if found is None or found.reader != reader:
             found = self._restricted[reader.key] = RestrictedStore(self.store, reader)
@@ -234,14 +234,19 @@ class Shared:
     def readable_now(self, name: str | None) -> Store | None:
         """What :meth:`readable` gives ``name`` if that builds nothing first (:meth:`Views.current`),
         else None; the store's owner reads the store itself."""
-        return self.store if name is None else self.views().current(viewer(self.store, name))
+        if name is None or self.rewrites():
+            return self.readable(name)
+        return self.views().current(viewer(self.store, name))
 
     def readable(self, name: str | None) -> Store:
         """The store a SPARQL query or an export by ``name`` reads: for a named reader always a
-        view (no token hashes; for a restricted reader, nothing they may not see), so that
-        ``GRAPH ?g``, ``FROM`` and the Protocol's dataset cannot reach past it."""
+        view, or on a SPARQL server the store read through the rewrite (no token hashes; for a
+        restricted reader, nothing they may not see), so that ``GRAPH ?g``, ``FROM`` and the
+        Protocol's dataset cannot reach past it."""
         if name is None:
             return self.store
+        if self.rewrites():  # on a SPARQL server: the query rewritten, no copy (token hashes withheld too)
+            return self.restricted(viewer(self.store, name))
         view = self.views().view(viewer(self.store, name))
         self.let_go()
         return view

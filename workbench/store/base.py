@@ -57,6 +57,9 @@ class Capabilities:
     # reads as of a date (which records were effective then, superseded ones not) come out right:
     # Virtuoso 7 keeps superseded records in them, silently, so there they are refused
     as_of_reads: bool = True
+    # a query with no dataset reads every graph as its default graph (Virtuoso 7): a restricted
+    # reader's is given an empty one (workbench.access.restricted)
+    union_default_graph: bool = False
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,9 @@ class Dialect:
     # takes a query POSTed directly (application/sparql-query), as the Protocol requires: found
     # after the probes, which go URL-encoded (Virtuoso 7 never answers a direct POST)
     direct_post: bool = False
+    # a query with no dataset reads every graph as its default graph (Virtuoso 7; `FROM <x>` empties
+    # it there and leaves every named graph to GRAPH ?g): a restricted reader's query is given one
+    union_default: bool = False
 
 
 STANDARD = Dialect("sparql")
@@ -46,5 +49,5 @@ VIRTUOSO = Dialect(
     "virtuoso", select_accept=JSON, negotiates=True, virtuoso_json=True,
     own_graphs=("http://www.openlinksw.com/", "http://www.w3.org/ns/ldp", "http://localhost:8890/",
                 "http://localuriqaserver/", "http://www.w3.org/2002/07/owl"),
-    lists_graphs=False, as_of_reads=False, atomic_requests=False, cuts_answers=True,
+    lists_graphs=False, as_of_reads=False, atomic_requests=False, cuts_answers=True, union_default=True,
 )

@@ -105,7 +105,8 @@ class RemoteStore(Store):
         self.dialect = self._dialect()
         self._lateral: bool | None = None
         self.capabilities = replace(RemoteStore.capabilities, engine=self.dialect.name,
-                                    as_of_reads=self.dialect.as_of_reads)
+                                    as_of_reads=self.dialect.as_of_reads,
+                                    union_default_graph=self.dialect.union_default)
 
     def _dialect(self) -> Dialect:
         """How this server answers (:class:`Dialect`), from one small query on a standard server:
