@@ -89,9 +89,11 @@ def _words_pattern(iris: list[str]) -> str:
 
 
 def _meta_pattern(records: list[str]) -> str:
-    values = " ".join(f"<{r}>" for r in records)
-    return f"""VALUES ?r {{ {values} }} {{ {meta("?r", f"?r ?p ?o FILTER(?p IN {_RECORD})")} }}
-        UNION {{ {meta("?r", f"?r prov:wasDerivedFrom ?src . ?src ?sp ?so FILTER(?sp IN {_SOURCE})")} }}"""
+    # VALUES inside each group that uses it: a group a reader's filter closes (access.rewrite) is
+    # not evaluated per outer binding by Oxigraph, but on its own (82 s at 1.27M, not 3 ms)
+    values = "VALUES ?r { " + " ".join(f"<{r}>" for r in records) + " }"
+    return f"""{{ {values} {meta("?r", f"?r ?p ?o FILTER(?p IN {_RECORD})")} }}
+        UNION {{ {values} {meta("?r", f"?r prov:wasDerivedFrom ?src . ?src ?sp ?so FILTER(?sp IN {_SOURCE})")} }}"""
 
 
 class Described(PerStore):

@@ -41,10 +41,12 @@ def registered(g: str) -> str:
 def names_query(keys: Sequence[str]) -> str:
     """The one query that binds these name keys (at most :data:`NAMES_A_QUERY`, sorted): what
     :func:`resolve_all` sends, so a question can send it ahead (:meth:`Store.prefetch`)."""
-    values = " ".join(literal(k) for k in keys)
-    return (PREFIXES + f"SELECT DISTINCT ?k ?e ?into WHERE {{ VALUES ?k {{ {values} }} "
-            "{ GRAPH ?g { ?e wb:nameKey ?k } } "
-            "UNION { GRAPH ?g { ?e skos:prefLabel ?k } } UNION { GRAPH ?g { ?e skos:altLabel ?k } } "
+    # the keys inside each group: a group a reader's filter closes (access.rewrite) is evaluated
+    # on its own by Oxigraph, not per key from outside it (34 s at 1.27M relations, not 10 ms)
+    values = "VALUES ?k { " + " ".join(literal(k) for k in keys) + " }"
+    return (PREFIXES + f"SELECT DISTINCT ?k ?e ?into WHERE {{ {{ {values} GRAPH ?g {{ ?e wb:nameKey ?k }} }} "
+            f"UNION {{ {values} GRAPH ?g {{ ?e skos:prefLabel ?k }} }} "
+            f"UNION {{ {values} GRAPH ?g {{ ?e skos:altLabel ?k }} }} "
             f"OPTIONAL {{ GRAPH ?s {{ ?e owl:sameAs ?into }} {registered('?s')} }} }}")
 
 
