@@ -19,22 +19,17 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import pyoxigraph as ox
 
 from workbench.ids import (
-    CANDIDATE_PREFIX,
     ENTITIES_GRAPH,
     ENTITY_PREFIX,
     META_GRAPH,
-    SOURCE_PREFIX,
     STORE_NODE,
-    SUMMARY_PREFIX,
     TOKENS_GRAPH,
-    TOMBSTONE_PREFIX,
     USERS_GRAPH,
     agent_iri,
     id_from_iri,
@@ -251,15 +246,10 @@ def _drop_entities(db: ox.Store, hidden: list[ox.NamedNode]) -> None:
     )
 
 
-OWN_GRAPHS = (SOURCE_PREFIX, CANDIDATE_PREFIX, SUMMARY_PREFIX, TOMBSTONE_PREFIX)  # a graph each; counted by kind
-
-
-def _kind(iri: str) -> str:
-    """SPARQL for which of :data:`OWN_GRAPHS` the IRI ``iri`` starts with ("" for none), in one pass."""
-    out = '""'
-    for prefix in OWN_GRAPHS:
-        out = f'IF(STRSTARTS({iri}, {json.dumps(prefix)}), {json.dumps(prefix)}, {out})'
-    return out
+# Workbench's graphs of one thing each, found by what each says of itself (an index lookup, not a
+# scan of every graph's name: 17.5 s at 1.27M relations, 2.1M quads), counted by kind
+OWN_GRAPHS = """{ VALUES ?g { wb:Source wb:Summary wb:Candidate } GRAPH ?h { ?h a ?g } }
+    UNION { GRAPH ?h { ?t a wb:Tombstone } BIND(wb:Tombstone AS ?g) }"""
 
 
 def _own_revision(db: ox.Store) -> None:
@@ -267,10 +257,10 @@ def _own_revision(db: ox.Store) -> None:
     Workbench's own graphs holds, instead of the store's token, which every write moves (even one
     the reader may not see)."""
     counts = db.query(
-        f"""SELECT ?g (COUNT(*) AS ?n) WHERE {{
+        PREFIXES + f"""SELECT ?g (COUNT(*) AS ?n) WHERE {{
         {{ VALUES ?g {{ {META_GRAPH} {ENTITIES_GRAPH} }}
            GRAPH ?g {{ ?s ?p ?o }} FILTER(?s != {STORE_NODE}) }}
-        UNION {{ GRAPH ?h {{ ?s ?p ?o }} BIND({_kind("STR(?h)")} AS ?g) FILTER(?g != "") }}
+        UNION {{ {{ {OWN_GRAPHS} }} GRAPH ?h {{ ?s ?p ?o }} }}
         }} GROUP BY ?g ORDER BY ?g"""
     )
     assert isinstance(counts, ox.QuerySolutions)
