@@ -207,7 +207,10 @@ def holding(root: Path, needles: list[str]) -> dict[str, list[str]]:
     """For each needle, the files under ``root`` that hold it (as UTF-8, in any reading above)."""
     found: dict[str, list[str]] = {n: [] for n in needles}
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        contents = readable(path)
+        try:
+            contents = readable(path)
+        except FileNotFoundError:  # removed since the listing by an open store's compaction: gone from the disk
+            continue
         for needle in needles:
             if any(needle.encode() in c for c in contents):
                 found[needle].append(str(path.relative_to(root)))
