@@ -203,3 +203,25 @@ def test_a_tools_sparql_on_a_server_reads_through_the_rewrite_as_the_view(
     finally:
         shared.rewriting = False
         wb.close()
+
+
+@pytest.mark.parametrize("backend", ["oxigraph", "virtuoso"])
+def test_an_export_on_a_server_streams_through_the_rewrite_as_the_view(
+        backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """Each reader's and the admin's N-Quads export read through the rewrite (one streamed
+    answer, never whole in memory) holds what their view's export holds: no token hash."""
+    wb = engine_world(backend, request, tmp_path)
+    shared = wb._shared
+    try:
+        for name in [*READERS, "root"]:
+            exported = {}
+            for rewriting in (True, False):
+                shared.rewriting, shared.handed = rewriting, {}
+                path = tmp_path / f"{name}-{rewriting}.nq"
+                wb.seen_by(name).export(path)
+                exported[rewriting] = sorted(path.read_bytes().splitlines())
+            assert exported[True] == exported[False], name
+            assert not any(b"#tokenHash> \"" in line for line in exported[True]), name  # (the vocabulary names it)
+    finally:
+        shared.rewriting = False
+        wb.close()

@@ -145,9 +145,7 @@ class RestrictedStore(ReadOnly):
         return frozenset(r["g"] for r in rows if isinstance(r["g"], ox.NamedNode))
 
     def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
-        pattern = f"GRAPH {graph} {{ ?s ?p ?o }} BIND({graph} AS ?g)" if graph else "GRAPH ?g { ?s ?p ?o }"
-        for r in self.select(f"SELECT ?g ?s ?p ?o WHERE {{ {pattern} }}"):
-            yield ox.Quad(r["s"], r["p"], r["o"], r["g"])  # type: ignore[arg-type]
+        return self.base.quads_rewritten(self.rewritten, graph)  # a server's streamed, never whole in memory
 
     def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
         ox.serialize(self.quads(), out, format=format)

@@ -196,6 +196,13 @@ class Store(abc.ABC):
     def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
         """Every quad in named graphs (or in one graph), for export and audit."""
 
+    def quads_rewritten(self, rewrite: Callable[[str], str], graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
+        """:meth:`quads` as a reader reads them whose every query is ``rewrite(query)``
+        (:mod:`workbench.access.restricted`); a backend that streams its dump streams this too."""
+        pattern = f"GRAPH {graph} {{ ?s ?p ?o }} BIND({graph} AS ?g)" if graph else "GRAPH ?g { ?s ?p ?o }"
+        for r in self.select(rewrite(f"SELECT ?g ?s ?p ?o WHERE {{ {pattern} }}")):
+            yield ox.Quad(r["s"], r["p"], r["o"], r["g"])  # type: ignore[arg-type]
+
     @abc.abstractmethod
     def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
         """Serialise every named graph in a dataset format (TriG, N-Quads)."""

@@ -17,7 +17,7 @@ import re
 import tempfile
 import threading
 import urllib.parse
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import IO, Any
 
@@ -299,14 +299,17 @@ class RemoteStore(Store):
     def has_graph(self, graph: ox.NamedNode) -> bool:
         return self.ask(f"ASK {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
 
-    def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
+    def quads(self, graph: ox.NamedNode | None = None, *,
+              rewrite: Callable[[str], str] | None = None) -> Iterator[ox.Quad]:
         """Every quad (of ``graph``), read from one answer that goes to a temporary file as it
         comes and is parsed a row at a time: a dump, an export or a view's copy never holds the
-        store in memory (from a standard server; Virtuoso's JSON is mended whole first)."""
+        store in memory (from a standard server; Virtuoso's JSON is mended whole first).
+        ``rewrite``: each query as a reader sends it (:mod:`workbench.access.restricted`)."""
         g = str(graph) if graph is not None else "?g"
         where = f"WHERE {{ GRAPH {g} {{ ?s ?p ?o }} {self._not_own(g)} }}"
+        sent = rewrite or (lambda q: q)
         with tempfile.TemporaryFile() as answer:
-            media_type, _ = self._query(self.query_url, f"SELECT ?s ?p ?o ?g {where}", self.dialect.select_accept,
+            media_type, _ = self._query(self.query_url, sent(f"SELECT ?s ?p ?o ?g {where}"), self.dialect.select_accept,
                                         timeout=max(DUMP_TIMEOUT, self.timeout), idle=self.timeout, sink=answer)
             answer.seek(0)
             if self.dialect.virtuoso_json:
@@ -319,7 +322,7 @@ class RemoteStore(Store):
             rows: Iterator[ox.QuerySolution] | list[ox.QuerySolution] = parsed
             if self.dialect.cuts_answers:  # a dump, an export, a view: every quad or an error
                 rows = list(parsed)
-                counted = self.select(f"SELECT (COUNT(*) AS ?n) {where}")[0]["n"]
+                counted = self.select(sent(f"SELECT (COUNT(*) AS ?n) {where}"))[0]["n"]
                 self._whole(len(rows), int(counted.value) if counted is not None else 0)
             try:
                 for row in rows:
@@ -327,6 +330,9 @@ class RemoteStore(Store):
                     yield ox.Quad(row["s"], row["p"], row["o"], name)
             except SyntaxError as exc:
                 raise Garbled(f"the SPARQL server at {self.query_url} answered garbage: {exc}") from exc
+
+    def quads_rewritten(self, rewrite: Callable[[str], str], graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
+        return self.quads(graph, rewrite=rewrite)
 
     def _not_own(self, g: str) -> str:
         """A filter that keeps the engine's own graphs (:attr:`Dialect.own_graphs`) out of ``?g``."""
