@@ -49,3 +49,31 @@ def test_a_union_default_graph_changes_no_answer(union_server: UnionDefaultServe
         local.init(sample=True)
         assert ask_all(local, QUESTIONS) == over_union
         assert {**local.stats(), "backend": "-"} == remote_stats
+
+
+def test_a_readers_query_of_the_default_graph_is_refused_there(union_server: UnionDefaultServer,
+                                                              tmp_path: Path) -> None:
+    """A reader who may not see every source reads the server through the rewrite; on a server
+    whose default graph is every graph, a pattern outside GRAPH would read past the reader's filter:
+    refused, found by asking the default graph (Workbench never writes it), not by the engine's name."""
+    from workbench.errors import Unsupported
+
+    store = RemoteStore(union_server.url)
+    with Workbench(store, user="root", clock=lambda: FIXED_NOW) as wb:
+        wb.init(sample=True)
+        wb.add_user("root", ["admin"])
+        wb.add_user("bob", ["viewer"])
+        path = tmp_path / "private.jsonl"
+        path.write_text('{"id": "p-1", "statement": "A private note.", "type": "observation", '
+                        '"visible_to": ["group:family"], "source": {"id": "fam-1", "said_by": "me"}, '
+                        '"triples": [["the family van", "is a", "car"]]}\n')
+        wb.import_files([path])
+        bob = wb.seen_by("bob")
+        with pytest.raises(Unsupported, match="outside GRAPH reads every graph"):
+            bob.sparql("SELECT ?s WHERE { ?s ?p ?o }")
+        rows = bob.sparql('SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } FILTER(CONTAINS(STR(?g), "p-1")) }')
+        assert b"p-1" not in rows
+        assert wb.seen_by("root").sparql('SELECT ?s WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 1')
+        # Workbench's own reads name their graphs: every question still answers there
+        assert bob.ask("my car", "needs", "gas").tier.value == "derived"
+        assert "p-1" not in {r.id for r in bob.records()}

@@ -53,22 +53,26 @@ class RestrictedStore(ReadOnly):
         self.location = f"{base.location} as seen by {reader.name or 'the public'}"
         self.capabilities = replace(base.capabilities, name="restricted")
         self._agents = None if reader.sees_all else tuple(sorted(reader.agents))
+        # Workbench never writes the default graph: anything there is every graph, served as the
+        # default (Virtuoso, Neptune, `oxigraph serve --union-default-graph`), where the filter
+        # cannot follow a pattern outside GRAPH
+        self._union_default = base.capabilities.union_default_graph or base.ask("ASK { ?s ?p ?o }")
         self._cached = functools.lru_cache(maxsize=2048)(self._rewrite)  # Workbench's queries repeat
 
     def rewritten(self, query: str, *, dataset: bool = False) -> str:
         """``query`` as the engine should run it for this reader (``dataset``: the Protocol gives
         one). Raises Unsupported for a triple pattern outside every GRAPH with no dataset, on a
-        server whose default graph is every graph (Virtuoso): the engine reads it there unfiltered."""
+        server whose default graph is every graph: the engine reads it there unfiltered; and on
+        Virtuoso 7 for any dataset (its ``GRAPH <iri>`` in an ASK reads past one)."""
         text, own, reads_default = self._cached(query) if len(query) < CACHED_LENGTH else self._rewrite(query)
-        if self.capabilities.union_default_graph:  # Virtuoso 7: see docs/deployment.md
-            if own or dataset:
-                raise Unsupported("on this SPARQL server a query's dataset (FROM, FROM NAMED, default-graph-uri, "
-                                  "named-graph-uri) does not hold a GRAPH <iri> to it, so it cannot be read as "
-                                  "someone who may not see every graph: pick the graphs with GRAPH ?g { ... } and "
-                                  "a FILTER on ?g instead")
-            if reads_default:
-                raise Unsupported("on this SPARQL server a triple pattern outside GRAPH reads every graph: name "
-                                  "the graphs (GRAPH ?g { ... }) in the query of a reader who may not see every one")
+        if self.capabilities.union_default_graph and (own or dataset):  # Virtuoso 7: docs/deployment.md
+            raise Unsupported("on this SPARQL server a query's dataset (FROM, FROM NAMED, default-graph-uri, "
+                              "named-graph-uri) does not hold a GRAPH <iri> to it, so it cannot be read as "
+                              "someone who may not see every graph: pick the graphs with GRAPH ?g { ... } and "
+                              "a FILTER on ?g instead")
+        if self._union_default and reads_default and not (own or dataset):
+            raise Unsupported("on this SPARQL server a triple pattern outside GRAPH reads every graph: name "
+                              "the graphs (GRAPH ?g { ... }) in the query of a reader who may not see every one")
         return text
 
     def _rewrite(self, query: str) -> tuple[str, bool, bool]:
