@@ -95,10 +95,14 @@ def _world(tmp: Path, sources: list[int], records: list[int], acts: list[tuple[i
     return wb
 
 
+# random worlds for :func:`_world`: source audiences, records' sources, acts
+WORLDS = {"sources": st.lists(st.integers(0, len(AUDIENCES) - 1), min_size=1, max_size=4),
+          "records": st.lists(st.integers(0, 3), min_size=1, max_size=6),
+          "acts": st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 5)), max_size=5)}
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(sources=st.lists(st.integers(0, len(AUDIENCES) - 1), min_size=1, max_size=4),
-       records=st.lists(st.integers(0, 3), min_size=1, max_size=6),
-       acts=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 5)), max_size=5))
+@given(**WORLDS)
 def test_the_filter_keeps_what_the_view_keeps(tmp_path_factory: pytest.TempPathFactory, sources: list[int],
                                               records: list[int], acts: list[tuple[int, int, int]]) -> None:
     wb = _world(tmp_path_factory.mktemp("audience"), sources, records, acts)

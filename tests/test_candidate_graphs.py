@@ -82,12 +82,17 @@ def test_who_sees_a_candidate_by_view_and_by_filter(tmp_path: Path) -> None:
             assert kept == {candidate_iri(i).value for i in ids} == _candidate_graphs(wb.seen_by(name).store), name
 
 
+def _private_record(wb: Workbench, tmp_path: Path) -> None:
+    """Record p-1, from the family's vault note."""
+    path = tmp_path / "private.jsonl"
+    path.write_text(json.dumps({"id": "p-1", "statement": "The vault holds the deeds.", "type": "observation",
+                                "triples": [["my car", "is a", "petrol car"]], **FAMILY}) + "\n")
+    wb.import_files([path])
+
+
 def test_a_candidate_merged_into_a_private_record_is_seen_with_it(tmp_path: Path) -> None:
     with _world(tmp_path) as wb:
-        path = tmp_path / "private.jsonl"
-        path.write_text(json.dumps({"id": "p-1", "statement": "The vault holds the deeds.", "type": "observation",
-                                    "triples": [["my car", "is a", "petrol car"]], **FAMILY}) + "\n")
-        wb.import_files([path])
+        _private_record(wb, tmp_path)
         wb.merge_candidates("p-1", ["c-other"])
         assert wb.store.ask(PREFIXES + f"ASK {{ GRAPH ?g {{ ?g wb:restsOn {record_iri('p-1')} }} }}")
         assert "c-other" not in {c.id for c in wb.seen_by("bob").candidates(status=None)}
@@ -114,10 +119,7 @@ def _shared_queue(store: Store) -> None:
 
 def test_a_store_of_the_shared_queue_is_moved_when_opened(tmp_path: Path) -> None:
     with _world(tmp_path) as wb:
-        path = tmp_path / "private.jsonl"
-        path.write_text(json.dumps({"id": "p-1", "statement": "The vault holds the deeds.", "type": "observation",
-                                    "triples": [["my car", "is a", "petrol car"]], **FAMILY}) + "\n")
-        wb.import_files([path])
+        _private_record(wb, tmp_path)
         wb.reject(["c-pub", "c-fam"], reason="not needed")
         wb.merge_candidates("c-mine", ["c-dup"])
         wb.merge_candidates("p-1", ["c-other"])

@@ -11,9 +11,8 @@ from typing import Any
 import pyoxigraph as ox
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from tests.test_audience import AUDIENCES, ENGINES, READERS, _world, engine_world
+from tests.test_audience import ENGINES, READERS, WORLDS, _world, engine_world
 from tests.test_visibility import _outcome
 from workbench.access.restricted import RestrictedStore
 from workbench.access.views import ViewStore, viewer
@@ -66,9 +65,7 @@ def test_every_read_through_the_rewrite_equals_the_view(backend: str, request: p
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(sources=st.lists(st.integers(0, len(AUDIENCES) - 1), min_size=1, max_size=4),
-       records=st.lists(st.integers(0, 3), min_size=1, max_size=6),
-       acts=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 5)), max_size=6))
+@given(**WORLDS)
 def test_over_random_audiences_acts_and_candidates(tmp_path_factory: pytest.TempPathFactory, sources: list[int],
                                                    records: list[int], acts: list[tuple[int, int, int]]) -> None:
     _same_reads(_world(tmp_path_factory.mktemp("restricted"), sources, records, acts))

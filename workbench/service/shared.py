@@ -254,14 +254,9 @@ class Shared:
     def writer(self, name: str | None) -> Writer:
         """Who writes, with the store as they may see it: what a write names is looked up there
         (:mod:`workbench.access.writes`). The store's owner (no name) sees everything."""
-        if name is None:
+        seen = None if name is None else self.seen(viewer(self.store, name))
+        if seen is None:
             return everything(self.store)
-        reader, views = viewer(self.store, name), self.views()
-        if not reader.sees_all and self.rewrites():
-            return Writer(self.store, self.restricted(reader))
-        if not views.restricted(reader):
-            return everything(self.store)
-        seen = views.view(reader)
         self.let_go()
         return Writer(self.store, seen)
 
