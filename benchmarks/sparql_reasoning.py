@@ -1,12 +1,12 @@
 """SPARQL with reasoning on beside the same query without it, in one run (issue 19, part 5).
 
 For each size a seeded synthetic store (:mod:`benchmarks.synth`, imported as ``bench load``
-does) answers three queries through :meth:`Workbench.sparql` as an admin would read it (the
-view every SPARQL query reads): one thing's needs (``<thing> wb:has ?y``), every
+does) answers three queries through :meth:`Workbench.sparql` as the store's owner reads it:
+one thing's needs (``<thing> wb:has ?y``), every
 ``wb:has`` fact, and every fact of every relation (a variable predicate: the rules'
 conclusions of every relation they conclude). Each is timed without and with ``reasoning``;
-the with-reasoning time is split into the rules' conclusions, the copy of the view they are
-added to, and the query. Prints a Markdown table and the command.
+the with-reasoning time is split into the rules' conclusions, writing them into the query
+(:func:`workbench.rules.conclusions.joined`), and the query. Prints a Markdown table and the command.
 
 Run: ``PYTHONPATH=. python -m benchmarks.sparql_reasoning --sizes 10k,100k``
 """
@@ -38,7 +38,6 @@ def _rows(data: bytes) -> int:
 
 
 def run(size_text: str, repeat: int, every_up_to: int) -> list[str]:
-    from workbench.access.views import EVERYONE, with_quads
     from workbench.rules import conclusions
     from workbench.service import Workbench
 
@@ -58,19 +57,18 @@ def run(size_text: str, repeat: int, every_up_to: int) -> list[str]:
             continue
         query = template.replace("THING", f"<{thing}>")
         plain, reasoned, parts = [], [], []
-        for _ in range(repeat + 1):  # the first of each warms the view and the caches
+        for _ in range(repeat + 1):  # the first of each warms the caches
             t = time.perf_counter()
             n_plain = _rows(wb.sparql(query))
             plain.append(time.perf_counter() - t)
             t = time.perf_counter()
             n_reasoned = _rows(wb.sparql(query, reasoning=True))
             reasoned.append(time.perf_counter() - t)
-            view = wb._shared.views().view(EVERYONE)
             t0 = time.perf_counter()
             goals = conclusions.goals_in(query, conclusions.concluded(wb.rules))
-            found = conclusions.conclusions(view, wb.rules, goals)
+            found = conclusions.conclusions(wb.store, wb.rules, goals)
             t1 = time.perf_counter()
-            with_quads(view, conclusions.quads(found))
+            conclusions.joined(query, conclusions.quads(found))
             t2 = time.perf_counter()
             parts.append((t1 - t0, t2 - t1, len(found)))
         p, r = statistics.median(plain[1:]), statistics.median(reasoned[1:])
@@ -89,7 +87,7 @@ def main() -> None:
     parser.add_argument("--every-up-to", default="10k", help="the queries of every subject only up to this size")
     args = parser.parse_args()
     print("| size | query | rows without | rows with | conclusions | p50 without | p50 with | "
-          "of which conclusions | of which the view's copy | ratio |")
+          "of which conclusions | of which joining them into the query | ratio |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in args.sizes.split(","):
         for line in run(s, args.repeat, parse_size(args.every_up_to).worlds):

@@ -24,6 +24,7 @@ from tests.test_server import Server
 from workbench.cli import main
 from workbench.errors import Invalid, ParseError, Unsupported
 from workbench.ids import DERIVED_GRAPH
+from workbench.rules import conclusions as conclusions_module
 from workbench.rules.check import scratch
 from workbench.rules.conclusions import concluded, conclusion_iri, conclusions, goals_in
 from workbench.service import Workbench
@@ -141,10 +142,28 @@ def test_a_named_subject_is_the_only_one_solved(sample: Workbench) -> None:
     found = {(str(t[0]), str(t[2])) for t, _ in conclusions(sample.store, sample.rules, goals)}
     want = {(f"<{E}{s.replace(' ', '-')}>", f"<{E}{y}>") for s in ("sparky", "my car") for y in _asked_values(sample, s)}
     assert found == want
-    rows = _rows(sample.sparql(query, reasoning=True))
+    with pytest.raises(Unsupported, match="GRAPH pattern may not hold another"):  # not exact when joined
+        sample.sparql(query, reasoning=True)
+    beside = query.replace("?y OPTIONAL", "?y } OPTIONAL").removesuffix(" } } }") + " } }"  # reads the same
+    assert goals_in(beside, among) == goals
+    rows = _rows(sample.sparql(beside, reasoning=True))
     assert {r[0] for r in rows if r[1] == DERIVED_GRAPH.value} == _asked_values(sample, "sparky")
     mixed = query.replace("<urn:wb:entity:my-car> wb:needs ?z", "?x wb:needs ?z")
     assert goals_in(mixed, among) == {WB.needs: None}  # one pattern with a variable subject: every subject
+
+
+def test_too_many_conclusions_for_the_query_read_a_copy_here_and_are_refused_by_a_server(
+        sample: Workbench, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Conclusions are written into the query up to JOINED_CHARS; past it the embedded store adds
+    them to a checkpoint of the view (the same answer), and a SPARQL server's reader is told to
+    narrow the query rather than have the store copied."""
+    want = sample.sparql(NEEDS, reasoning=True)
+    monkeypatch.setattr(conclusions_module, "JOINED_CHARS", len(NEEDS) + 200)
+    if sample.store.capabilities.round_trips:
+        with pytest.raises(Unsupported, match="too many to send to the SPARQL server"):
+            sample.sparql(NEEDS, reasoning=True)
+    else:
+        assert _rows(sample.sparql(NEEDS, reasoning=True)) == _rows(want)
 
 
 def test_refused_queries_compute_nothing(sample: Workbench) -> None:

@@ -44,7 +44,7 @@ from typing import Protocol, TypeVar
 import pyoxigraph as ox
 
 from workbench import sparqlbounded
-from workbench.errors import Invalid, Unsupported
+from workbench.errors import Invalid, ParseError, Unsupported
 from workbench.formats import sparql_formats
 from workbench.store.base import Graphs, Store
 
@@ -457,6 +457,18 @@ def read_only(query: str) -> None:
     if query_form(query) in UPDATE_FORMS:  # friendlier than the parser's word
         raise Unsupported("SPARQL Update is not accepted here; change the store through imports and commands")
     check_query(query)
+
+
+def parses(query: str) -> None:
+    """Raise ParseError unless pyoxigraph reads ``query`` (read and planned on an empty store, not
+    run), so that a malformed query is refused before anything is computed for it."""
+    def read() -> None:
+        try:
+            ox.Store().query(query)
+        except SyntaxError as exc:
+            raise ParseError(f"SPARQL syntax error: {exc}") from exc
+
+    on_big_stack(read)
 
 
 def answer(store: Store, query: str, *, format: str = "json", default_graph: Sequence[str] | None = None,

@@ -133,6 +133,12 @@ class RestrictedStore(ReadOnly):
         return self.base.query_raw(text, results=results, graph=graph,
                                    default_graph=default_graph, named_graphs=named_graphs)
 
+    def per_graph(self, query: str) -> list[Row]:
+        rows = self.base.select(query)  # Workbench's own query, each row of one graph: kept only if seen
+        graphs = sorted({r["g"].value for r in rows if isinstance(r.get("g"), ox.NamedNode)})  # type: ignore[union-attr]
+        shown = frozenset().union(*(self._visible(graphs[i:i + 1000]) for i in range(0, len(graphs), 1000)))
+        return [r for r in rows if isinstance(r.get("g"), ox.NamedNode) and r["g"].value in shown]  # type: ignore[union-attr]
+
     def graph_names(self) -> frozenset[ox.NamedNode]:
         rows = self.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
         return frozenset(r["g"] for r in rows if isinstance(r["g"], ox.NamedNode))

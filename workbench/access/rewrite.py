@@ -12,7 +12,9 @@ engine should run on the whole store so that it sees only the graphs the reader 
   empty graph for the others);
 - the filter's own variables carry a prefix the query does not use, so they never meet its own.
 
-It reads the text with one reading of SPARQL's tokens (the patterns of
+The same reading (:func:`read`: each GRAPH group, the dataset, whether the default graph is
+read) serves :func:`workbench.rules.conclusions.joined`, which writes reasoning's conclusions
+into a query. It reads the text with one reading of SPARQL's tokens (the patterns of
 :mod:`workbench.sparqlcheck`) and refuses, in plain words, what one reading cannot place
 exactly: a ``<`` after an operand inside an expression that could also start an IRI
 (``FILTER(?a<b:c>)``), triple terms (``<<``), a bare word that holds ``GRAPH`` or ``FROM`` glued
@@ -45,6 +47,8 @@ _GLUED = re.compile(r"graph|from", re.IGNORECASE)
 _OPERANDS = frozenset({"string", "var", "bnode", "pname", "number", "lang", "iri", "word"})
 _TERMS = frozenset({"string", "var", "bnode", "pname", "number", "iri"})  # what a triple pattern is made of
 _MODIFIERS = frozenset({"SELECT", "BY", "HAVING", "LIMIT", "OFFSET"})
+_FORMS = frozenset({"SELECT", "CONSTRUCT", "ASK", "DESCRIBE"})
+_WHOSE = "SPARQL that Workbench rewrites (a named reader's on a server, or any with reasoning on)"
 
 
 @dataclass(frozen=True)
@@ -75,21 +79,70 @@ def _fresh(text: str) -> str:
     return f"_wb{n}_"
 
 
+@dataclass(frozen=True)
+class GraphGroup:
+    """A ``GRAPH term { ... }`` in a query: where its keyword starts, its graph term as written,
+    where its braces open and end (``query[brace:end]`` is its group), and whether it sits inside
+    another such group (whose graph it then overrides)."""
+
+    start: int
+    term: str
+    brace: int
+    end: int
+    inner: bool
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one reading of a query's tokens finds (:func:`read`)."""
+
+    groups: tuple[GraphGroup, ...]  # in the order they close: inner groups first
+    dataset: tuple[tuple[int, int, bool], ...]  # FROM / FROM NAMED IRIs: (start, end, named), <...> included
+    reads_default: bool  # a triple pattern outside every GRAPH
+    form: int  # where the query form (SELECT, CONSTRUCT, ASK, DESCRIBE) starts: the prologue ends there
+
+
 def restrict(query: str, agents: Iterable[str] | None) -> Rewritten:
     """``query`` as a reader with ``agents`` (their name and groups; None: one who sees every
     source, see :func:`withheld`) may run it on the whole store. Raises Unsupported, in plain
     words, for what it cannot place exactly (see above)."""
     fresh = _fresh(query)
     names = None if agents is None else sorted(set(agents))
-    inserts: list[tuple[int, str]] = []  # (position, text) to insert
-    dataset: list[tuple[int, int]] = []  # spans of FROM / FROM NAMED IRIs
-    opens: list[tuple[str, str]] = []  # per open bracket: it, and the graph term its group is of ("": none)
+    found = read(query)
+    # One pass over the edits in order: a filter follows each GRAPH group, in the same group;
+    # a dataset graph ends a piece.
+    pieces, current, last = [], [], 0
+    edits = sorted([(g.end, g.end, " " + withheld(g.term, names, fresh=fresh)) for g in found.groups]
+                   + [(s, e, None) for s, e, _ in found.dataset], key=lambda x: x[0])
+    for s, e, add in edits:
+        current.append(query[last:s])
+        if add is None:
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(add)
+        last = e
+    current.append(query[last:])
+    pieces.append("".join(current))
+    return Rewritten(tuple(pieces), tuple(query[s + 1:e - 1] for s, e, _ in found.dataset), found.reads_default)
+
+
+def read(query: str) -> Reading:
+    """One reading of ``query``'s tokens: its GRAPH groups, its dataset, whether it reads the
+    default graph. Raises Unsupported for what one reading cannot place exactly (see above)."""
+    groups: list[GraphGroup] = []
+    dataset: list[tuple[int, int, bool]] = []  # spans of FROM / FROM NAMED IRIs
+    # per open bracket: it, the graph term its group is of ("": none), where its GRAPH keyword and brace are
+    opens: list[tuple[str, str, int, int]] = []
     expect: str | None = None  # after GRAPH: "term", then "brace"; after FROM: "iri"
+    named = False  # after FROM NAMED
     values = False  # after VALUES, until its block of rows opens
     modifier = False  # after SELECT, BY, HAVING, LIMIT, OFFSET: terms that are no pattern, until a brace
     template = False  # after CONSTRUCT: its template's brace comes next
     default = False  # a term of a triple pattern outside every GRAPH
+    form = -1
     term = ""
+    keyword = 0
     operand = False
     pos = 0
     while pos < len(query):
@@ -100,26 +153,27 @@ def restrict(query: str, agents: Iterable[str] | None) -> Rewritten:
         if kind == "quiet":
             continue
         if kind == "triple":
-            raise Unsupported("triple terms (<< >>) are not available to a restricted reader's SPARQL")
+            raise Unsupported(f"triple terms (<< >>) are not available to {_WHOSE}")
         expr = bool(opens) and opens[-1][0] == "("
         if kind == "lt":
             iri = _IRI.match(query, start)
             if iri is not None:
                 if expr and operand:
                     raise Unsupported(f"at character {start}: '<' could start an IRI or compare; write a space "
-                                      "after a '<' that compares (a restricted reader's SPARQL is read one way)")
+                                      f"after a '<' that compares ({_WHOSE} is read one way)")
                 kind, token, pos = "iri", iri.group(), iri.end()
         if kind == "word" and _GLUED.search(token) and token.upper() not in ("GRAPH", "FROM"):
             raise Unsupported(f"at character {start}: {token!r} holds a keyword glued to another word; "
                               "separate them with a space")
         if expect == "iri":
             if kind == "word" and token.upper() == "NAMED":
+                named = True
                 continue
             if kind != "iri":
-                raise Unsupported("FROM and FROM NAMED take a full IRI in angle brackets in a restricted reader's "
-                                  "SPARQL (not a prefixed or relative name)")
-            dataset.append((start, pos))
-            expect = None
+                raise Unsupported(f"FROM and FROM NAMED take a full IRI in angle brackets in {_WHOSE} "
+                                  "(not a prefixed or relative name)")
+            dataset.append((start, pos, named))
+            expect, named = None, False
         elif expect == "term":
             if kind not in ("var", "iri", "pname"):
                 expect = None  # not a graph pattern (pyoxigraph will say what it is)
@@ -129,15 +183,17 @@ def restrict(query: str, agents: Iterable[str] | None) -> Rewritten:
         elif expect == "brace":
             expect = None
             if token == "{":
-                opens.append(("{", term))
+                opens.append(("{", term, keyword, start))
                 operand = False
                 continue
         if (kind in _TERMS and not (modifier or values) and opens and opens[-1][0] == "{"
-                and not any(graph for _, graph in opens)):
+                and not any(o[1] for o in opens)):
             default = True
         template = template and token == "{"
+        if kind == "word" and form < 0 and token.upper() in _FORMS:
+            form = start
         if kind == "word" and token.upper() == "GRAPH" and not expr:
-            expect = "term"
+            expect, keyword = "term", start
         elif kind == "word" and token.upper() == "FROM":
             expect = "iri"
         elif kind == "word" and token.upper() == "VALUES":
@@ -150,27 +206,14 @@ def restrict(query: str, agents: Iterable[str] | None) -> Rewritten:
             # VALUES' variables and rows are terms, not expressions, and a CONSTRUCT template's
             # triples no pattern: their brackets are marked so
             data = values or (bool(opens) and opens[-1][0] in ("(v", "{v"))
-            opens.append((token + "v" if data and token in "({" else "{t" if template else token, ""))
+            opens.append((token + "v" if data and token in "({" else "{t" if template else token, "", 0, 0))
             values = values and token == "("  # until the block of rows opens
             modifier = modifier and token == "("
             template = False
         elif kind == "close" and opens:
             modifier = modifier and token == ")"
-            graph = opens.pop()[1]
-            if graph:  # the end of GRAPH term { ... }: the filter follows it, in the same group
-                inserts.append((pos, " " + withheld(graph, names, fresh=fresh)))
+            _, graph, at, brace = opens.pop()
+            if graph:  # the end of GRAPH term { ... }
+                groups.append(GraphGroup(at, graph, brace, pos, any(o[1] for o in opens)))
         operand = kind in _OPERANDS or kind == "close"
-    # One pass over the edits in order: a filter is inserted; a dataset graph ends a piece.
-    pieces, current, last = [], [], 0
-    edits = sorted([(p, p, add) for p, add in inserts] + [(s, e, None) for s, e in dataset], key=lambda x: x[0])
-    for s, e, add in edits:
-        current.append(query[last:s])
-        if add is None:
-            pieces.append("".join(current))
-            current = []
-        else:
-            current.append(add)
-        last = e
-    current.append(query[last:])
-    pieces.append("".join(current))
-    return Rewritten(tuple(pieces), tuple(query[s + 1:e - 1] for s, e in dataset), default)
+    return Reading(tuple(groups), tuple(dataset), default, max(form, 0))

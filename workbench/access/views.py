@@ -299,7 +299,8 @@ class Views:
 
 def with_quads(view: ViewStore, quads: Iterable[ox.Quad]) -> ViewStore:
     """``view`` with ``quads`` added, for one query (reasoning's conclusions: never in the store
-    or in the shared view): a checkpoint of the view's copy (hard links: milliseconds) in this
+    or in the shared view; only those too many to write into the query,
+    :func:`workbench.rules.conclusions.joined`): a checkpoint of the view's copy (hard links: milliseconds) in this
     process's folder of views, the quads added, reopened read-only; the folder goes when the
     returned store does. A view in memory is copied in memory."""
     copy = view.copy

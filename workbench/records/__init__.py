@@ -338,11 +338,12 @@ def stats(store: Store) -> dict[str, Any]:
     # Token hashes are not counted (nor their graph, nor any left in the users graph by an older
     # store): a reader's view holds none, and the count would tell a restricted reader from one
     # who reads the store.
-    counts = store.select(
-        PREFIXES + "SELECT "
-        "(SUM(IF(?g = ?s && ?p = rdf:type && ?o = wb:Source, 1, 0)) AS ?sources) "
-        f"(COUNT(*) AS ?quads) WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER(?p != wb:tokenHash && ?g != {TOKENS_GRAPH}) }}"
-    )[0]
+    # per graph, so that a reader's store filters graphs, not every quad (Store.per_graph)
+    counts = store.per_graph(
+        PREFIXES + "SELECT ?g "
+        "(SUM(IF(?g = ?s && ?p = rdf:type && ?o = wb:Source, 1, 0)) AS ?sources) (COUNT(*) AS ?quads) "
+        f"WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER(?p != wb:tokenHash && ?g != {TOKENS_GRAPH}) }} GROUP BY ?g"
+    )
     # an entity may be described in several graphs (beside each restricted record that named it)
     tomb = store.select(
         PREFIXES + "SELECT (COUNT(DISTINCT ?t) AS ?n) (COUNT(DISTINCT ?e) AS ?entities) WHERE { "
@@ -352,8 +353,8 @@ def stats(store: Store) -> dict[str, Any]:
         "records": sum(by_type.values()),
         "by_type": dict(sorted(by_type.items())),
         "by_status": dict(sorted(by_status.items())),
-        "sources": int(counts["sources"].value) if counts["sources"] else 0,
+        "sources": sum(int(r["sources"].value) for r in counts if r["sources"] is not None),
         "entities": int(tomb["entities"].value),  # type: ignore[union-attr]
         "tombstones": int(tomb["n"].value),  # type: ignore[union-attr]
-        "quads": int(counts["quads"].value),  # type: ignore[union-attr]
+        "quads": sum(int(r["quads"].value) for r in counts if r["quads"] is not None),
     }

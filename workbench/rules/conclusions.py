@@ -18,11 +18,13 @@ on premises the reader may see. A triple already recorded is not repeated here.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from urllib.parse import urlencode
 
 import pyoxigraph as ox
 
+from workbench.access import rewrite
+from workbench.errors import Unsupported
 from workbench.ids import DERIVED_GRAPH
 from workbench.rules.engine import Engine
 from workbench.rules.proof import Fact, Step, Triple
@@ -31,6 +33,7 @@ from workbench.values.rules import RuleSet, Var
 from workbench.vocab import PROV, RDF, WB
 
 CONCLUSION_PREFIX = "urn:wb:conclusion:"
+JOINED_CHARS = 1_000_000  # the longest query conclusions are written into (Workbench's own server's limit)
 # What a conclusion's description says of it (see quads): a query reading only these reasons over
 # every relation, since it names none.
 DESCRIBING = frozenset(t.value for t in (RDF.subject, RDF.predicate, RDF.object, WB.byRule, WB.proof))
@@ -170,3 +173,74 @@ def _leaves(step: Step) -> Iterator[Fact]:
             yield premise
         else:
             yield from _leaves(premise)
+
+
+def joined(query: str, quads: Iterable[ox.Quad], *, default_graph: Sequence[str] | None = None,
+           named_graphs: Sequence[str] | None = None, limit: int | None = None) -> str | None:
+    """``query`` with the reserved graph's ``quads`` written into it, so that any store answers it
+    as if the graph were there, with nothing copied to the store or from it: each
+    ``GRAPH term { P }`` that could read the reserved graph becomes
+    ``{ GRAPH term { P } } UNION { SELECT * WHERE { VALUES (...) { ... } } }``, the rows being P's
+    solutions over the quads alone, evaluated here in memory. Exact because the reserved graph is reached only
+    through ``GRAPH`` (the default graph never holds it) and a GRAPH group is evaluated on its
+    graph alone; so refused (Unsupported) are a GRAPH inside another (the inner one would read
+    every graph from the reserved one) and the reserved graph as the default graph. The query's
+    dataset (``FROM`` / ``FROM NAMED``, else the Protocol's ``default_graph`` / ``named_graphs``,
+    which replace it) holds the reserved graph only if it names it. None when the rows would
+    make the query longer than ``limit`` characters (default :data:`JOINED_CHARS`; a wide query:
+    every subject's conclusions)."""
+    limit = JOINED_CHARS if limit is None else limit
+    reading = rewrite.read(query)
+    derived = DERIVED_GRAPH.value
+    if any(g.inner for g in reading.groups):
+        raise Unsupported("with reasoning on, a GRAPH pattern may not hold another GRAPH pattern (nor EXISTS or a "
+                          "subquery with one): write them side by side")
+    given = [(query[s + 1:e - 1], named) for s, e, named in reading.dataset]
+    protocol = default_graph is not None or named_graphs is not None
+    if protocol:
+        given = [(g, False) for g in default_graph or ()] + [(g, True) for g in named_graphs or ()]
+    if (derived, False) in given:
+        raise Unsupported(f"with reasoning on, <{derived}> is read through GRAPH, not as the default graph")
+    if (protocol or reading.dataset) and (derived, True) not in given:
+        return query  # a dataset without the reserved graph
+    local = ox.Store()  # the query was read already (sparqlcheck.parses): so is each part of it
+    local.extend(quads)
+    if not len(local):
+        return query
+    prologue, out, last, size = query[:reading.form], [], 0, len(query)
+    for g in reading.groups:
+        solutions = local.query(f"{prologue} SELECT * WHERE {{ GRAPH {g.term} {query[g.brace:g.end]} }}")
+        assert isinstance(solutions, ox.QuerySolutions)
+        names = [v for v in solutions.variables]
+        rows = []
+        for row in solutions:
+            rows.append(" ".join(_value(row[v]) for v in names))
+            size += len(rows[-1]) + 3
+            if size > limit:
+                return None
+        if not rows:
+            continue
+        group = query[g.start:g.end]
+        if g.term.startswith(("?", "$")):  # every graph: the store's, and the reserved one
+            # (a VALUES table in a subquery: Virtuoso 7 finds nothing in a UNION with a bare one)
+            text = f"{{ {group} }} UNION {{ SELECT * WHERE {{ {_table(names, rows)} }} }}"
+        elif names:  # the reserved graph, which the store never holds
+            text = f"{{ SELECT * WHERE {{ {_table(names, rows)} }} }}"
+        else:  # it binds nothing and holds here: what joins as one empty solution, on any engine
+            text = f"OPTIONAL {{ {group} }}"
+        out += [query[last:g.start], text]
+        last = g.end
+    return "".join(out) + query[last:]
+
+
+def _table(names: list[ox.Variable], rows: list[str]) -> str:
+    return f"VALUES ({' '.join(map(str, names))}) {{ {' '.join(f'({r})' for r in rows)} }}"
+
+
+def _value(term: object) -> str:
+    if term is None:
+        return "UNDEF"
+    if isinstance(term, ox.NamedNode | ox.Literal):
+        return str(term)
+    raise Unsupported(f"with reasoning on, a GRAPH pattern over the conclusions bound {term}, which a query "
+                      "cannot name")

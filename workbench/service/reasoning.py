@@ -1,6 +1,6 @@
 """SPARQL with reasoning on (:meth:`Workbench.sparql` with ``reasoning``) and the proof of one
 conclusion (:meth:`Workbench.proof`): what the signed-off rules conclude for a query's
-patterns, computed for that query over the reader's view and never stored
+patterns, computed for that query from what the reader may see and never stored
 (:mod:`workbench.rules.conclusions`).
 """
 
@@ -14,9 +14,10 @@ import pyoxigraph as ox
 from workbench import sparqlcheck
 from workbench.access.restricted import RestrictedStore
 from workbench.access.views import EVERYONE, ViewStore, with_quads
-from workbench.errors import Invalid
+from workbench.errors import Invalid, Unsupported
 from workbench.rules import conclusions
 from workbench.service.questions import one_read
+from workbench.store import Store
 from workbench.values.answers import Answer
 
 if TYPE_CHECKING:
@@ -26,9 +27,10 @@ if TYPE_CHECKING:
 def sparql(wb: Workbench, query: str, *, format: str, default_graph: Sequence[str] | None,
            named_graphs: Sequence[str] | None, evaluate: sparqlcheck.Evaluator | None, reasoning: bool,
            proof_base: str | None, deadline: float | None = None) -> bytes:
-    """See :meth:`Workbench.sparql`. With ``reasoning``: over the reader's view with the rules'
-    conclusions for the query's relations in :data:`~workbench.ids.DERIVED_GRAPH`, the query
-    checked before anything is computed."""
+    """See :meth:`Workbench.sparql`. With ``reasoning``: what the reader reads, with the rules'
+    conclusions for the query's relations in :data:`~workbench.ids.DERIVED_GRAPH` written into
+    the query (:func:`~workbench.rules.conclusions.joined`), the query checked before anything
+    is computed."""
     if not reasoning:
         return sparqlcheck.answer(wb._readable(wb.reader), query, format=format, default_graph=default_graph,
                                   named_graphs=named_graphs, runner=evaluate)
@@ -41,16 +43,24 @@ def _reasoned(wb: Workbench, query: str, *, format: str, default_graph: Sequence
               named_graphs: Sequence[str] | None, evaluate: sparqlcheck.Evaluator | None,
               proof_base: str | None, deadline: float | None) -> bytes:
     sparqlcheck.read_only(query)  # before anything is computed
+    sparqlcheck.parses(query)
     readable = wb._readable(wb.reader)
-    # the conclusions join the reader's data for one query: a view, copied (a server's store is not written)
-    view = (readable if isinstance(readable, ViewStore) else wb._shared.views().view(
-        readable.reader if isinstance(readable, RestrictedStore) else EVERYONE))
     rules = wb.rules
     goals = conclusions.goals_in(query, conclusions.concluded(rules))
-    found = conclusions.conclusions(view, rules, goals, deadline=deadline)
-    store = with_quads(view, conclusions.quads(found, proof_base=proof_base)) if found else view
-    return sparqlcheck.answer(store, query, format=format, default_graph=default_graph, named_graphs=named_graphs,
-                              runner=evaluate, checked=True)
+    found = conclusions.conclusions(readable, rules, goals, deadline=deadline)
+    # written into the query: nothing is copied, and the store (a server's too) is not written
+    quads = list(conclusions.quads(found, proof_base=proof_base))
+    store: Store = readable
+    joined = conclusions.joined(query, quads, default_graph=default_graph, named_graphs=named_graphs)
+    if joined is None:  # too many: added to a checkpoint of the reader's view, which a server's store has not
+        if wb._shared.store.capabilities.round_trips:
+            raise Unsupported(f"this query reads {len(found):,} conclusions, too many to send to the SPARQL "
+                              "server with it: name the subjects or the relation it asks about")
+        view = readable if isinstance(readable, ViewStore) else wb._shared.views().view(
+            readable.reader if isinstance(readable, RestrictedStore) else EVERYONE)
+        store, joined = with_quads(view, quads), query
+    return sparqlcheck.answer(store, joined, format=format, default_graph=default_graph,
+                              named_graphs=named_graphs, runner=evaluate, checked=True)
 
 
 @one_read

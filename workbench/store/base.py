@@ -187,6 +187,12 @@ class Store(abc.ABC):
     def has_graph(self, graph: ox.NamedNode) -> bool:
         """Whether a named graph holds any quad."""
 
+    def per_graph(self, query: str) -> list[Row]:
+        """The rows of ``query``, a SELECT each of whose rows speaks of the graph its ``?g`` names
+        alone (grouped by ``?g``): every row here; a reader's store keeps the rows of the graphs
+        they may see, the filter run once a graph rather than once a solution (counting every quad)."""
+        return self.select(query)
+
     @abc.abstractmethod
     def held_graphs(self, graphs: Iterable[ox.NamedNode]) -> frozenset[ox.NamedNode]:
         """Of ``graphs``, those the store holds (as :meth:`graph_names` would list them): what an

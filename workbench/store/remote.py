@@ -39,7 +39,7 @@ from workbench.store.base import (
     rows_of,
 )
 from workbench.store.dialect import JSON, STANDARD, VIRTUOSO, Dialect
-from workbench.store.transport import Expired, Transport
+from workbench.store.transport import Expired, Transport, shown
 from workbench.vocab import WB
 
 DEFAULT_TIMEOUT = 30.0
@@ -164,10 +164,9 @@ class RemoteStore(Store):
     def _post(self, url: str, body: bytes, content_type: str, accept: str, timeout: float | None = None,
               *, reuse: bool = True, sink: IO[bytes] | None = None, idle: float | None = None) -> tuple[str, bytes]:
         """POST and read the whole answer within ``timeout`` seconds in all, or raise; returns the
-        answer's media type and body. ``reuse``: a kept-alive connection (queries); updates take a
-        new one, since a request sent twice must not be an update (see :mod:`workbench.store.transport`).
-        """
-        limit = timeout or self.timeout
+        answer's media type and body. ``reuse``: a kept-alive connection (queries); updates take a new
+        one, since a request sent twice must not be an update (see :mod:`workbench.store.transport`)."""
+        limit, where = timeout or self.timeout, shown(url)  # a dataset in the URL: up to a megabyte
         headers = {"Content-Type": content_type, "Accept": accept}
         try:
             status, media_type, data = self._http.post(url, body, headers, timeout=limit, reuse=reuse, sink=sink,
@@ -175,19 +174,19 @@ class RemoteStore(Store):
         except (OSError, http.client.HTTPException) as exc:
             if isinstance(exc, TimeoutError):  # the deadline (Expired) or a socket timeout
                 if idle is not None and not isinstance(exc, Expired):
-                    raise StoreUnavailable(f"the SPARQL server at {url} was silent for {idle:g} s") from exc
-                raise StoreUnavailable(f"the SPARQL server at {url} did not answer within {limit:g} s") from exc
+                    raise StoreUnavailable(f"the SPARQL server at {where} was silent for {idle:g} s") from exc
+                raise StoreUnavailable(f"the SPARQL server at {where} did not answer within {limit:g} s") from exc
             if isinstance(exc, http.client.HTTPException):
-                raise StoreUnavailable(f"the SPARQL server at {url} sent a broken answer: {exc!r}") from exc
-            raise StoreUnavailable(f"cannot reach the SPARQL server at {url}: {exc}") from exc
+                raise StoreUnavailable(f"the SPARQL server at {where} sent a broken answer: {exc!r}") from exc
+            raise StoreUnavailable(f"cannot reach the SPARQL server at {where}: {exc}") from exc
         if status == 206:  # Virtuoso's "anytime" answers: cut short by a timeout or a row limit, never an answer
-            raise StoreUnavailable(f"the SPARQL server at {url} answered 206: partial results (a server-side timeout "
+            raise StoreUnavailable(f"the SPARQL server at {where} answered 206: partial results (a server-side timeout "
                                    "or result limit cut them short)")
         if status >= 300:
             detail = data.decode("utf-8", "replace").strip()[:500]
             if status == 400:
                 raise ParseError(f"the SPARQL server refused the request: {detail}")
-            raise StoreUnavailable(f"the SPARQL server at {url} answered {status}: {detail}")
+            raise StoreUnavailable(f"the SPARQL server at {where} answered {status}: {detail}")
         return media_type, data
 
     def _probe(self, *, lenient: bool) -> bool:
@@ -498,3 +497,4 @@ class RemoteStore(Store):
                        reuse=False)
         if progress:
             progress(len(quads))
+

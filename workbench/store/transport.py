@@ -233,3 +233,8 @@ class Transport:
     def close(self) -> None:
         """Close the idle connections (requests still work: they open new ones)."""
         _close_all(self._idle)
+
+
+def shown(url: str, keep: int = 200) -> str:
+    """``url`` for an error message: at most ``keep`` characters, saying how many were left out."""
+    return url if len(url) <= keep else f"{url[:keep]}... ({len(url) - keep:,} more characters)"
