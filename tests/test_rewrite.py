@@ -131,7 +131,7 @@ def test_every_graph_pattern_gets_the_filter_with_variables_of_its_own() -> None
     assert out.count("FILTER NOT EXISTS { {") == 5
     assert "?_wb0_" not in out.replace("?_wb0_x", "") and "?_wb1_any" in out  # the query's own ?_wb0_x untouched
     for graph in ("?g", "<urn:wb:record:r1>", "?h", "wb:x", "?k"):
-        assert f"GRAPH {graph} {{ {graph} <{WB}visibleTo> ?_wb1_any }}" in out
+        assert f"GRAPH {graph} {{ ?_wb1_t <{WB}visibleTo> ?_wb1_own }} FILTER(?_wb1_t = {graph})" in out
     # each filter right after its pattern's closing brace, in the same group
     assert re.search(r"\{ \?s \?q \?z \} FILTER NOT EXISTS", out)
     # nothing else changed
