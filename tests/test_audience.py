@@ -119,6 +119,15 @@ def test_the_filter_keeps_what_the_view_keeps(tmp_path_factory: pytest.TempPathF
                                               if what == PROPOSE))
 
 
+def test_one_audience_check_a_filter() -> None:
+    """What decides (the graph, its source, what it names, what it rests on) is found first and
+    its audience checked once: an engine plans the filter for every GRAPH group of a query, and
+    one check a kind cost twice as much to plan (docs/decisions/20261205-visibility-the-engine-enforces.md)."""
+    f = withheld("?g", ["bob", "group:x"], fresh="_v")
+    assert f.count("VALUES ?_vwho") == 1 and f.count("<urn:wb:agent:bob>") == 1
+    assert "BIND(" not in f  # Virtuoso 7 binds nothing from outside a BIND in there
+
+
 ENGINES = ["embedded", "oxigraph", "virtuoso"]
 # every kind of act, on records of every audience (record i is from source i % 5, of AUDIENCES[i % 5])
 ENGINE_ACTS = [(0, 5, SUPERSEDE), (1, 1, RETRACT), (2, 7, SUPERSEDE), (3, 3, ERASE), (9, 4, ERASE),
