@@ -15,8 +15,8 @@ it, every reader in turn:
 * **first answer** when the process starts (cold) and after each write (``--writes``; a write is a
   public record imported by the admin, which moves the store's version): the seconds until the
   reader's first ``ask`` returns, whatever it had to build first. Between the two, every reader
-  asks ``WARM`` questions of each tier, untimed (since 2026-12-06): a server just started reads
-  its disk for the first minute, and without it the first answers after writes measured that;
+  asks ``WARM`` other questions of each tier, untimed (since 2026-12-06): a server just started
+  reads its disk for the first minute, and without them the first answers after writes measured that;
 * then **steady answers**: ``--questions`` per tier of ``bench ask``'s four tiers, each answer
   checked against the worlds' ground truth; p50 / p99 and, on the remote backend, the HTTP round
   trips a question made to the server;
@@ -125,7 +125,9 @@ def measure_backend(backend: str, location: str, here: str, n_worlds: int, per_t
     """Run in a process of its own: open, read as each reader, write, read again; see the module."""
     from workbench.service import Workbench
 
-    questions = pick_questions(n_worlds, per_tier, seed=seed)
+    picked = pick_questions(n_worlds, per_tier + WARM, seed=seed)
+    questions = {tier: qs[:per_tier] for tier, qs in picked.items()}  # timed
+    warming = {tier: qs[per_tier:] for tier, qs in picked.items()}  # asked before the writes, untimed
     first = questions["recorded"][0]
     load_before = os.getloadavg()[0]
     start = time.perf_counter()
@@ -138,9 +140,12 @@ def measure_backend(backend: str, location: str, here: str, n_worlds: int, per_t
     with ExitStack() as closing:
         closing.callback(wb.close)
 
+        def reading_as(who: str) -> Any:
+            return wb if who == ADMIN else wb.seen_by(who)
+
         def first_answer(who: str) -> float:
             start = time.perf_counter()
-            seen = wb if who == ADMIN else wb.seen_by(who)
+            seen = reading_as(who)
             answer = seen.ask(first.subject_name, first.relation_name, first.object_name)
             took = time.perf_counter() - start
             if why := check_answer(first, answer):
@@ -150,9 +155,9 @@ def measure_backend(backend: str, location: str, here: str, n_worlds: int, per_t
         for who in WHO:
             runs[who].cold_s = first_answer(who)
         for who in WHO:  # untimed: the server's caches hold what questions read, as on a server in use
-            seen = wb if who == ADMIN else wb.seen_by(who)
+            seen = reading_as(who)
             for tier in TIERS:
-                for q in questions[tier][:WARM]:
+                for q in warming[tier]:
                     seen.ask(q.subject_name, q.relation_name, q.object_name)
         for n in range(writes):
             start = time.perf_counter()
@@ -162,7 +167,7 @@ def measure_backend(backend: str, location: str, here: str, n_worlds: int, per_t
             for who in WHO[n % len(WHO):] + WHO[:n % len(WHO)]:  # who comes first after a write rotates
                 runs[who].after_write_s.append(first_answer(who))
         for who in WHO:
-            seen = wb if who == ADMIN else wb.seen_by(who)
+            seen = reading_as(who)
             store: Any = seen.store
             counting = hasattr(store, "round_trips")
             for tier in TIERS:

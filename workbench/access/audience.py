@@ -32,13 +32,6 @@ from workbench.store.base import Store
 from workbench.vocab import PREFIXES, PROV, WB
 
 
-def _hidden_source(s: str, agents: str, v: str) -> str:
-    """SPARQL true of a graph ``s`` (a source's, a tombstone's: bound before) that names its own
-    audience, without the reader; its variables start with ``v``."""
-    return (f"GRAPH {s} {{ {s} {WB.visibleTo} ?{v}any }} "
-            f"FILTER NOT EXISTS {{ GRAPH {s} {{ {s} {WB.visibleTo} ?{v}who }} VALUES ?{v}who {{ {agents} }} }}")
-
-
 def withheld(g: str, agents: Iterable[str] | None, *, fresh: str = "_") -> str:
     """A filter keeping the solutions whose graph ``g`` (a variable, or an IRI) a reader whose
     name and groups are ``agents`` may see (graphs that carry no audience are kept); ``agents``
@@ -48,20 +41,23 @@ def withheld(g: str, agents: Iterable[str] | None, *, fresh: str = "_") -> str:
     if agents is None:
         return f"FILTER NOT EXISTS {{ GRAPH {g} {{ {g} {WB.visibleTo} {STORE_NODE} }} }}"
     names = " ".join(str(agent_iri(a)) for a in sorted(set(agents))) or "<urn:wb:agent:nobody>"
-    v, derived = fresh, PROV.wasDerivedFrom
+    # full IRIs: it goes into queries that may declare no prefixes, or others
+    v, derived, visible = fresh, PROV.wasDerivedFrom, WB.visibleTo
     t = f"?{v}t"  # what decides: the graph itself, the source it was taken from, what it names or rests on
     # One union of what decides and one audience check (not a check per kind): an engine plans the
     # filter once for each GRAPH group of a query, and a question's queries hold dozens of groups
     # (the four-check filter before it cost twice as much to plan and 1.4x to run at 10M relations)
     deciders = " UNION ".join([
         # a graph that names its own audience (not BIND: Virtuoso 7 binds nothing from outside there)
-        f"{{ GRAPH {g} {{ {t} {WB.visibleTo} ?{v}own }} FILTER({t} = {g}) }}",
+        f"{{ GRAPH {g} {{ {t} {visible} ?{v}own }} FILTER({t} = {g}) }}",
         f"{{ GRAPH {t} {{ {g} {derived} {t} }} }}",  # a record's graph: its source's
         f"{{ GRAPH {g} {{ {g} {PROV.used}|{WB.summarizes}|{WB.restsOn} ?{v}rec }} "  # about records
         f"GRAPH {t} {{ ?{v}rec {derived} {t} }} }}",
         f"{{ GRAPH {g} {{ {g} {WB.restsOn} {t} }} }}",  # a candidate: what it rests on, own audience
     ])
-    return f"FILTER NOT EXISTS {{ {deciders} {_hidden_source(t, names, v)} }}"
+    hidden = (f"GRAPH {t} {{ {t} {visible} ?{v}any }} "  # an audience, and the reader not in it
+              f"FILTER NOT EXISTS {{ GRAPH {t} {{ {t} {visible} ?{v}who }} VALUES ?{v}who {{ {names} }} }}")
+    return f"FILTER NOT EXISTS {{ {deciders} {hidden} }}"
 
 
 def covers(wider: Iterable[str], narrower: Iterable[str]) -> bool:
