@@ -18,7 +18,7 @@ from tests.test_audience import ENGINES, READERS, WORLDS, _world, engine_world
 from tests.test_visibility import _outcome
 from workbench.access.restricted import RestrictedStore
 from workbench.access.views import ViewStore, viewer
-from workbench.errors import Forbidden, Unsupported
+from workbench.errors import Forbidden, ParseError, Unsupported
 from workbench.ids import record_iri, source_iri
 from workbench.service import Workbench
 
@@ -275,3 +275,19 @@ def test_an_export_on_a_server_streams_through_the_rewrite_as_the_view(
     finally:
         shared.rewriting = False
         wb.close()
+
+
+@pytest.mark.parametrize("backend", ENGINES)
+def test_a_tools_malformed_sparql_is_refused_at_its_own_line_and_column(
+        backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """The engine reads the rewritten text; the error names where the tool's own text went wrong,
+    for a restricted reader and for an admin (whose query is rewritten too, on a server)."""
+    wb = engine_world(backend, request, tmp_path)
+    bad = "SELECT * WHERE {\n  GRAPH ?g { ?s ?p ?o }"  # the closing brace missing at line 2, column 24
+    try:
+        wb._shared.rewriting = True
+        for name in ("nobody", "root"):
+            with pytest.raises(ParseError, match=r"2:24"):
+                wb.seen_by(name).sparql(bad)
+    finally:
+        wb.store.close()

@@ -37,7 +37,8 @@ import pyoxigraph as ox
 from workbench.access.audience import withheld
 from workbench.access.rewrite import NONE_GRAPH, restrict
 from workbench.access.views import Viewer
-from workbench.errors import Unsupported
+from workbench.errors import ParseError, Unsupported
+from workbench.sparqlcheck import parses
 from workbench.store.base import Graphs, ReadOnly, Row, Store
 
 CACHED_LENGTH = 16_384  # longer queries (long VALUES lists) are rewritten each time, not kept
@@ -130,8 +131,12 @@ class RestrictedStore(ReadOnly):
         if (default_graph is None) != (named_graphs is None):  # the Protocol: the other is empty (Virtuoso:
             default_graph, named_graphs = default_graph or [none], named_graphs or [none]  # said, or all)
         default_graph, named_graphs = cut(default_graph), cut(named_graphs)
-        return self.base.query_raw(text, results=results, graph=graph,
-                                   default_graph=default_graph, named_graphs=named_graphs)
+        try:
+            return self.base.query_raw(text, results=results, graph=graph,
+                                       default_graph=default_graph, named_graphs=named_graphs)
+        except ParseError:  # a tool's own mistake: said at its line and column, not the rewrite's
+            parses(query)
+            raise
 
     def per_graph(self, query: str) -> list[Row]:
         rows = self.base.select(query)  # Workbench's own query, each row of one graph: kept only if seen
