@@ -60,24 +60,26 @@ class RestrictedStore(ReadOnly):
         self._union_default = base.capabilities.union_default_graph or base.ask("ASK { ?s ?p ?o }")
         self._cached = functools.lru_cache(maxsize=2048)(self._rewrite)  # Workbench's queries repeat
 
-    def rewritten(self, query: str, *, dataset: bool = False) -> str:
+    def rewritten(self, query: str, *, dataset: bool = False, own: bool = True) -> str:
         """``query`` as the engine should run it for this reader (``dataset``: the Protocol gives
-        one). Raises Unsupported for a triple pattern outside every GRAPH with no dataset, on a
-        server whose default graph is every graph: the engine reads it there unfiltered; and on
-        Virtuoso 7 for any dataset (its ``GRAPH <iri>`` in an ASK reads past one)."""
-        text, own, reads_default = self._cached(query) if len(query) < CACHED_LENGTH else self._rewrite(query)
-        if self.capabilities.union_default_graph and (own or dataset):  # Virtuoso 7: docs/deployment.md
+        one; ``own``: Workbench's own query, never a tool's, see :func:`restrict`: a tool's goes
+        through :meth:`query_raw`). Raises Unsupported for a triple pattern outside every GRAPH
+        with no dataset, on a server whose default graph is every graph: the engine reads it there
+        unfiltered; and on Virtuoso 7 for any dataset (its ``GRAPH <iri>`` in an ASK reads past one)."""
+        text, names, reads_default = (self._cached(query, own) if len(query) < CACHED_LENGTH
+                                      else self._rewrite(query, own))
+        if self.capabilities.union_default_graph and (names or dataset):  # Virtuoso 7: docs/deployment.md
             raise Unsupported("on this SPARQL server a query's dataset (FROM, FROM NAMED, default-graph-uri, "
                               "named-graph-uri) does not hold a GRAPH <iri> to it, so it cannot be read as "
                               "someone who may not see every graph: pick the graphs with GRAPH ?g { ... } and "
                               "a FILTER on ?g instead")
-        if self._union_default and reads_default and not (own or dataset):
+        if self._union_default and reads_default and not (names or dataset):
             raise Unsupported("on this SPARQL server a triple pattern outside GRAPH reads every graph: name "
                               "the graphs (GRAPH ?g { ... }) in the query of a reader who may not see every one")
         return text
 
-    def _rewrite(self, query: str) -> tuple[str, bool, bool]:
-        found = restrict(query, self._agents)
+    def _rewrite(self, query: str, own: bool) -> tuple[str, bool, bool]:
+        found = restrict(query, self._agents, own=own)
         text = found.query(self._visible(found.dataset) if found.dataset else ())
         return text, bool(found.dataset), found.reads_default
 
@@ -121,7 +123,7 @@ class RestrictedStore(ReadOnly):
     def query_raw(self, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat,
                   default_graph: Graphs = None, named_graphs: Graphs = None) -> bytes:
         """Serialised, with the Protocol's dataset (if given) cut to the graphs the reader may see."""
-        text = self.rewritten(query, dataset=default_graph is not None or named_graphs is not None)
+        text = self.rewritten(query, dataset=default_graph is not None or named_graphs is not None, own=False)
         none = ox.NamedNode(NONE_GRAPH[1:-1])
 
         def cut(graphs: Graphs) -> Graphs:  # an empty list would read as no list: the empty graph instead

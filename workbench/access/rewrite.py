@@ -10,7 +10,9 @@ engine should run on the whole store so that it sees only the graphs the reader 
 - ``FROM`` and ``FROM NAMED`` keep the graphs the reader may see (:attr:`Rewritten.dataset`
   lists them for the caller to check, :meth:`Rewritten.query` names those it may see and the
   empty graph for the others);
-- the filter's own variables carry a prefix the query does not use, so they never meet its own.
+- the filter's own variables carry a prefix the query does not use, so they never meet its own;
+- in Workbench's own queries (never a tool's), a record's metadata read in the same group as the
+  record itself takes no filter of its own (:func:`seen_with`).
 
 The same reading (:func:`read`: each GRAPH group, the dataset, whether the default graph is
 read) serves :func:`workbench.rules.conclusions.joined`, which writes reasoning's conclusions
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 
 from workbench.access.audience import withheld
 from workbench.errors import Unsupported
+from workbench.records import meta_graph
 from workbench.sparqlcheck import BNODE, COMMENT, IRI, LANGTAG, NUMBER, PNAME, STRING_LONG, STRING_SHORT, VAR, WS
 
 NONE_GRAPH = "<urn:wb:graph:none>"  # a graph nothing is written to: a dataset's hidden member
@@ -82,14 +85,15 @@ def _fresh(text: str) -> str:
 @dataclass(frozen=True)
 class GraphGroup:
     """A ``GRAPH term { ... }`` in a query: where its keyword starts, its graph term as written,
-    where its braces open and end (``query[brace:end]`` is its group), and whether it sits inside
-    another such group (whose graph it then overrides)."""
+    where its braces open and end (``query[brace:end]`` is its group), whether it sits inside
+    another such group (whose graph it then overrides), and the bracket it sits directly in."""
 
     start: int
     term: str
     brace: int
     end: int
     inner: bool
+    parent: int = -1  # where the bracket it sits directly in opens (-1: none)
 
 
 @dataclass(frozen=True)
@@ -102,18 +106,21 @@ class Reading:
     form: int  # where the query form (SELECT, CONSTRUCT, ASK, DESCRIBE) starts: the prologue ends there
 
 
-def restrict(query: str, agents: Iterable[str] | None) -> Rewritten:
+def restrict(query: str, agents: Iterable[str] | None, *, own: bool = False) -> Rewritten:
     """``query`` as a reader with ``agents`` (their name and groups; None: one who sees every
-    source, see :func:`withheld`) may run it on the whole store. Raises Unsupported, in plain
-    words, for what it cannot place exactly (see above)."""
+    source, see :func:`withheld`) may run it on the whole store. ``own``: the query is Workbench's
+    own, never a tool's, so a record's metadata read beside the record (:func:`seen_with`) needs
+    no filter of its own. Raises Unsupported, in plain words, for what it cannot place exactly
+    (see above)."""
     fresh = _fresh(query)
     names = None if agents is None else sorted(set(agents))
     found = read(query)
+    skip = seen_with(found.groups) if own else frozenset()
     # One pass over the edits in order: a filter follows each GRAPH group, in the same group;
     # a dataset graph ends a piece.
     pieces, current, last = [], [], 0
-    edits = sorted([(g.end, g.end, " " + withheld(g.term, names, fresh=fresh)) for g in found.groups]
-                   + [(s, e, None) for s, e, _ in found.dataset], key=lambda x: x[0])
+    edits = sorted([(g.end, g.end, " " + withheld(g.term, names, fresh=fresh)) for g in found.groups
+                    if g not in skip] + [(s, e, None) for s, e, _ in found.dataset], key=lambda x: x[0])
     for s, e, add in edits:
         current.append(query[last:s])
         if add is None:
@@ -127,13 +134,32 @@ def restrict(query: str, agents: Iterable[str] | None) -> Rewritten:
     return Rewritten(tuple(pieces), tuple(query[s + 1:e - 1] for s, e, _ in found.dataset), found.reads_default)
 
 
+def seen_with(groups: Iterable[GraphGroup]) -> frozenset[GraphGroup]:
+    """The groups that read a record's metadata beside the record itself: ``GRAPH ?_r_m { ... }``
+    (:func:`workbench.records.meta_graph` of ``?r``) in the same group as ``GRAPH ?r { ... }``, so
+    that every solution binds ``?r`` to a graph the reader may see. A record's metadata is in its
+    source's graph, whose audience is the record's (docs/data-model.md), so those groups see
+    nothing their record's filter did not already let through: their own filter, planned and run
+    once per group, is a fifth of a reader's query time (issue 20). Only for Workbench's own
+    queries, which write nothing else in such a group: a tool's could (``GRAPH ?_r_m { ?s ?p ?o }``)."""
+    groups = list(groups)
+
+    def metadata(records: Iterable[GraphGroup]) -> frozenset[GraphGroup]:
+        beside = {(g.parent, meta_graph(g.term)) for g in records if g.term.startswith(("?", "$"))}
+        return frozenset(g for g in groups if (g.parent, g.term) in beside and not g.inner)
+
+    # the record's own group keeps its filter: a metadata group is never the record of another
+    return metadata(g for g in groups if g not in metadata(groups))
+
+
 def read(query: str) -> Reading:
     """One reading of ``query``'s tokens: its GRAPH groups, its dataset, whether it reads the
     default graph. Raises Unsupported for what one reading cannot place exactly (see above)."""
     groups: list[GraphGroup] = []
     dataset: list[tuple[int, int, bool]] = []  # spans of FROM / FROM NAMED IRIs
-    # per open bracket: it, the graph term its group is of ("": none), where its GRAPH keyword and brace are
-    opens: list[tuple[str, str, int, int]] = []
+    # per open bracket: it, the graph term its group is of ("": none), where its GRAPH keyword and brace
+    # are, and where it opens
+    opens: list[tuple[str, str, int, int, int]] = []
     expect: str | None = None  # after GRAPH: "term", then "brace"; after FROM: "iri"
     named = False  # after FROM NAMED
     values = False  # after VALUES, until its block of rows opens
@@ -183,7 +209,7 @@ def read(query: str) -> Reading:
         elif expect == "brace":
             expect = None
             if token == "{":
-                opens.append(("{", term, keyword, start))
+                opens.append(("{", term, keyword, start, start))
                 operand = False
                 continue
         if (kind in _TERMS and not (modifier or values) and opens and opens[-1][0] == "{"
@@ -206,14 +232,15 @@ def read(query: str) -> Reading:
             # VALUES' variables and rows are terms, not expressions, and a CONSTRUCT template's
             # triples no pattern: their brackets are marked so
             data = values or (bool(opens) and opens[-1][0] in ("(v", "{v"))
-            opens.append((token + "v" if data and token in "({" else "{t" if template else token, "", 0, 0))
+            opens.append((token + "v" if data and token in "({" else "{t" if template else token, "", 0, 0, start))
             values = values and token == "("  # until the block of rows opens
             modifier = modifier and token == "("
             template = False
         elif kind == "close" and opens:
             modifier = modifier and token == ")"
-            _, graph, at, brace = opens.pop()
+            _, graph, at, brace, _ = opens.pop()
             if graph:  # the end of GRAPH term { ... }
-                groups.append(GraphGroup(at, graph, brace, pos, any(o[1] for o in opens)))
+                groups.append(GraphGroup(at, graph, brace, pos, any(o[1] for o in opens),
+                                         opens[-1][4] if opens else -1))
         operand = kind in _OPERANDS or kind == "close"
     return Reading(tuple(groups), tuple(dataset), default, max(form, 0))
