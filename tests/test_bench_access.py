@@ -57,6 +57,23 @@ def test_bench_access_tiny(tmp_path: Path) -> None:
     assert re.search(r"^\| remote \| reader-a \| [\d,.]+ m?s \| [\d,.]+ m?s, [\d,.]+ m?s \| [\d,.]+× "
                      r"\| recorded / \w+ \|$", doc, re.M)
     assert re.search(r"^\| point \| [\d.]+ / [\d.]+ \| [\d.]+ / [\d.]+ \| [\d.]+× \| [\d.]+ / [\d.]+ \| [\d.]+× \|$", doc, re.M)
+    _both_ways(tmp_path / "work" / "2w", tmp_path / "ab.json")
+
+
+def _both_ways(here: Path, out: Path) -> None:
+    """``python -m benchmarks.access_ab`` on the run's server folder: the remote readers with the
+    metadata beside its record unfiltered and filtered, every answer right both ways; the switch
+    is made in the measuring process only."""
+    from benchmarks.access_ab import main as ab
+    from workbench.access import rewrite
+
+    kept = rewrite.seen_with
+    ab([str(here), "--worlds", "2", "--order", "on,off", "--questions", "2", "--writes", "1", "--out", str(out)])
+    rows = json.loads(out.read_text())
+    assert [r["way"] for r in rows] == ["on", "off"] and rewrite.seen_with is kept
+    for row in rows:
+        for who in ("admin", "reader-a", "reader-b"):
+            assert row[who]["wrong"] == 0 and len(row[who]["after_write_ms"]) == 1 and row[who]["ratio"] > 0, row
 
 
 def _carried_to_paper(data: dict[str, Any], md: Path) -> None:
