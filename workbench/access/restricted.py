@@ -46,7 +46,10 @@ CACHED_LENGTH = 16_384  # longer queries (long VALUES lists) are rewritten each 
 
 class RestrictedStore(ReadOnly):
     """``base`` as ``reader`` may see it, every query rewritten for the engine (see the module's
-    note); for a reader who sees every source, only what no reader sees is withheld (token hashes)."""
+    note); for a reader who sees every source, only what no reader sees is withheld (token hashes).
+    :meth:`select`, :meth:`ask`, :meth:`construct` and :meth:`prefetch` take Workbench's own
+    queries, whose metadata groups beside their record go unfiltered (:func:`restrict`'s
+    ``own``); a tool's SPARQL goes through :meth:`query_raw`, which filters every group."""
 
     def __init__(self, base: Store, reader: Viewer) -> None:
         self.base = base
