@@ -140,6 +140,30 @@ def test_token_hashes_are_in_a_graph_no_reader_sees_and_older_stores_are_moved(t
         assert users.by_token(wb.store, token).name == "bob"
 
 
+def test_workbenchs_own_reads_skip_the_metadata_filter_and_a_tools_keep_it(tmp_path: Path) -> None:
+    """What the engine is sent: Workbench's own query (select, ask, construct, prefetch) without
+    the filter on a record's metadata beside it, a tool's (query_raw) with every filter."""
+    from workbench.records import effective
+    from workbench.store import MemoryStore
+    from workbench.vocab import PREFIXES
+
+    wb = Workbench(MemoryStore(), user="root")
+    wb.init()
+    wb.add_user("root", ["admin"])
+    wb.add_user("bob", ["viewer"])
+    restricted = RestrictedStore(wb.store, viewer(wb.store, "bob"))
+    query = PREFIXES + f"SELECT ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o }} {effective('?g')} }}"
+    sent: list[str] = []
+    select, raw = wb.store.select, wb.store.query_raw
+    wb.store.select = lambda q: sent.append(q) or select(q)  # type: ignore[method-assign]
+    wb.store.query_raw = lambda q, **kw: sent.append(q) or raw(q, **kw)  # type: ignore[method-assign]
+    restricted.select(query)
+    restricted.query_raw(query, results=ox.QueryResultsFormat.JSON, graph=ox.RdfFormat.N_TRIPLES)
+    assert sent == [restricted.rewritten(query, own=True), restricted.rewritten(query)]
+    assert sent[1].count("FILTER NOT EXISTS { {") == 3  # ?g, its metadata, its superseder
+    assert sent[0].count("FILTER NOT EXISTS { {") == 2
+
+
 def _parsed(data: bytes, query: str) -> list[str]:
     """An answer's rows (or triples), sorted, as text: the same whichever engine wrote it."""
     if "CONSTRUCT" in query:

@@ -63,7 +63,7 @@ class RestrictedStore(ReadOnly):
         self._union_default = base.capabilities.union_default_graph or base.ask("ASK { ?s ?p ?o }")
         self._cached = functools.lru_cache(maxsize=2048)(self._rewrite)  # Workbench's queries repeat
 
-    def rewritten(self, query: str, *, dataset: bool = False, own: bool = True) -> str:
+    def rewritten(self, query: str, *, dataset: bool = False, own: bool = False) -> str:
         """``query`` as the engine should run it for this reader (``dataset``: the Protocol gives
         one; ``own``: Workbench's own query, never a tool's, see :func:`restrict`: a tool's goes
         through :meth:`query_raw`). Raises Unsupported for a triple pattern outside every GRAPH
@@ -80,6 +80,10 @@ class RestrictedStore(ReadOnly):
             raise Unsupported("on this SPARQL server a triple pattern outside GRAPH reads every graph: name "
                               "the graphs (GRAPH ?g { ... }) in the query of a reader who may not see every one")
         return text
+
+    def _ours(self, query: str) -> str:
+        """Workbench's own ``query``, rewritten (a tool's is :meth:`rewritten` as it is)."""
+        return self.rewritten(query, own=True)
 
     def _rewrite(self, query: str, own: bool) -> tuple[str, bool, bool]:
         found = restrict(query, self._agents, own=own)
@@ -106,27 +110,27 @@ class RestrictedStore(ReadOnly):
             yield
 
     def prefetch(self, *queries: str) -> None:
-        self.base.prefetch(*map(self.rewritten, queries))
+        self.base.prefetch(*map(self._ours, queries))
 
     def prefetched(self, query: str) -> list[Row] | None:
-        return self.base.prefetched(self.rewritten(query))
+        return self.base.prefetched(self._ours(query))
 
     def _answer(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
-        return self.base._answer(self.rewritten(query))
+        return self.base._answer(self._ours(query))
 
     def select(self, query: str) -> list[Row]:
-        return self.base.select(self.rewritten(query))
+        return self.base.select(self._ours(query))
 
     def ask(self, query: str) -> bool:
-        return self.base.ask(self.rewritten(query))
+        return self.base.ask(self._ours(query))
 
     def construct(self, query: str) -> list[ox.Triple]:
-        return self.base.construct(self.rewritten(query))
+        return self.base.construct(self._ours(query))
 
     def query_raw(self, query: str, *, results: ox.QueryResultsFormat, graph: ox.RdfFormat,
                   default_graph: Graphs = None, named_graphs: Graphs = None) -> bytes:
         """Serialised, with the Protocol's dataset (if given) cut to the graphs the reader may see."""
-        text = self.rewritten(query, dataset=default_graph is not None or named_graphs is not None, own=False)
+        text = self.rewritten(query, dataset=default_graph is not None or named_graphs is not None)
         none = ox.NamedNode(NONE_GRAPH[1:-1])
 
         def cut(graphs: Graphs) -> Graphs:  # an empty list would read as no list: the empty graph instead
@@ -165,7 +169,7 @@ class RestrictedStore(ReadOnly):
         return frozenset(r["g"] for r in rows if isinstance(r["g"], ox.NamedNode))
 
     def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
-        return self.base.quads_rewritten(self.rewritten, graph)  # a server's streamed, never whole in memory
+        return self.base.quads_rewritten(self._ours, graph)  # a server's streamed, never whole in memory
 
     def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
         ox.serialize(self.quads(), out, format=format)

@@ -157,9 +157,8 @@ def read(query: str) -> Reading:
     default graph. Raises Unsupported for what one reading cannot place exactly (see above)."""
     groups: list[GraphGroup] = []
     dataset: list[tuple[int, int, bool]] = []  # spans of FROM / FROM NAMED IRIs
-    # per open bracket: it, the graph term its group is of ("": none), where its GRAPH keyword and brace
-    # are, and where it opens
-    opens: list[tuple[str, str, int, int, int]] = []
+    # per open bracket: it, the graph term its group is of ("": none), where its GRAPH keyword is, where it opens
+    opens: list[tuple[str, str, int, int]] = []
     expect: str | None = None  # after GRAPH: "term", then "brace"; after FROM: "iri"
     named = False  # after FROM NAMED
     values = False  # after VALUES, until its block of rows opens
@@ -209,7 +208,7 @@ def read(query: str) -> Reading:
         elif expect == "brace":
             expect = None
             if token == "{":
-                opens.append(("{", term, keyword, start, start))
+                opens.append(("{", term, keyword, start))
                 operand = False
                 continue
         if (kind in _TERMS and not (modifier or values) and opens and opens[-1][0] == "{"
@@ -232,15 +231,15 @@ def read(query: str) -> Reading:
             # VALUES' variables and rows are terms, not expressions, and a CONSTRUCT template's
             # triples no pattern: their brackets are marked so
             data = values or (bool(opens) and opens[-1][0] in ("(v", "{v"))
-            opens.append((token + "v" if data and token in "({" else "{t" if template else token, "", 0, 0, start))
+            opens.append((token + "v" if data and token in "({" else "{t" if template else token, "", 0, start))
             values = values and token == "("  # until the block of rows opens
             modifier = modifier and token == "("
             template = False
         elif kind == "close" and opens:
             modifier = modifier and token == ")"
-            _, graph, at, brace, _ = opens.pop()
+            _, graph, at, brace = opens.pop()
             if graph:  # the end of GRAPH term { ... }
                 groups.append(GraphGroup(at, graph, brace, pos, any(o[1] for o in opens),
-                                         opens[-1][4] if opens else -1))
+                                         opens[-1][3] if opens else -1))
         operand = kind in _OPERANDS or kind == "close"
     return Reading(tuple(groups), tuple(dataset), default, max(form, 0))
