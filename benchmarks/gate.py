@@ -2,32 +2,35 @@
 
 Every question of data/eval/conversations goes through recall with the gate off; the features
 of what ranked best are kept, labelled 1 when the bundle holds an expected record, 0 otherwise
-(a no-memory question, or a miss). A logistic model is fit with leave-one-memory-out
+(a no-memory question, or a miss). Boosted trees are fit with leave-one-memory-out
 cross-validation; the threshold is the highest at which recall's false abstentions stay within
 the budget: answerable questions the gate would turn into "no memory" out of fold, plus those
 recall answered "no memory" before the gate (an unknown name, nothing in scope that matches),
 over every answerable question. The final model is fit on every memory and written with its
 cross-validated figures.
 
-    python -m benchmarks gate                 # refit for the hashing encoder
-    python -m benchmarks gate --encoder minilm
+    python -m benchmarks gate                   # refit for the default encoder (minilm)
+    python -m benchmarks gate --encoder hashing # or minilm-torch (the vectors extra)
 """
 
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from workbench.recall import boosting
 from workbench.recall import gate as gates
 from workbench.service import Workbench
 from workbench.service.evaluation import load_set
 from workbench.service.memories import BENCHMARK, _plan
 
 BUDGET = 0.05  # out-of-fold false abstention the threshold may cost
+VERSION = "conversations-v2"  # v2: boosted trees (v1: a logistic model)
 
 
 def collect(encoder_spec: str | None, directory: Path = BENCHMARK) -> tuple[list[dict[str, Any]], str]:
@@ -46,7 +49,7 @@ def collect(encoder_spec: str | None, directory: Path = BENCHMARK) -> tuple[list
     rows: list[dict[str, Any]] = []
     name = ""
     # A gate that weighs nothing and stops nothing, so that every question it would judge is kept.
-    off = gates.Gate("off", "", (0.0,) * len(gates.FEATURES), 0.0, 0.0)
+    off = gates.Gate("off", "", boosting.Boosted(0.0, ()), 0.0)
     gates.features, gates.for_encoder = keep, lambda _name: off  # type: ignore[assignment]
     try:
         for mem in sorted({q.memory for q in questions}):
@@ -85,8 +88,7 @@ def refit(rows: list[dict[str, Any]], encoder: str, budget: float = BUDGET) -> d
     oof = np.zeros(len(rows))
     for m in sorted(set(mems)):
         held = mems == m
-        w, b = gates.fit(x[~held], y[~held])
-        oof[held] = 1 / (1 + np.exp(-(x[held] @ w + b)))
+        oof[held] = boosting.probabilities(boosting.fit(x[~held], y[~held]), x[held])
     # A false abstention is an answerable question answered "no memory", whether or not its
     # bundle held the record: the budget counts every answerable question, those recall
     # already answered "no memory" before the gate included.
@@ -95,12 +97,11 @@ def refit(rows: list[dict[str, Any]], encoder: str, budget: float = BUDGET) -> d
     for t in sorted({round(v, 4) for v in oof}):
         if asked and (early + (oof[answerable] < t).sum()) / asked <= budget:
             threshold = t
-    w, b = gates.fit(x, y)
+    model = boosting.fit(x, y)
     table, ece = gates.reliability(list(oof), [int(v) for v in y])
     wrong = ~answerable
     return {
-        "gate": gates.Gate("conversations-v1", encoder.split("/")[0], tuple(float(v) for v in w), float(b),
-                           float(threshold)).to_json(),
+        "gate": gates.Gate(VERSION, encoder.split("/")[0], model, float(threshold)).to_json(),
         "cross_validated": {"rows": len(rows), "memories": len(set(mems)), "budget": budget,
                             "questions": len(every), "answerable": asked,
                             "false_abstention": round(float((early + (oof[answerable] < threshold).sum())
@@ -119,5 +120,8 @@ def write(result: dict[str, Any], path: Path = gates.MODEL) -> None:
     data["gates"].append({**result["gate"], "cross_validated": result["cross_validated"]})
     data["gates"].sort(key=lambda g: g["encoder"])
     data["refit_with"] = "python -m benchmarks gate [--encoder SPEC]"
-    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    text = json.dumps(data, indent=1)
+    # A tree's arrays of numbers one line each: a reader scrolls through gates, not 15,000 lines.
+    text = re.sub(r"\[(?:\s*-?[0-9][0-9.eE+-]*,?)+\s*\]", lambda m: " ".join(m.group(0).split()), text)
+    path.write_text(text + "\n", encoding="utf-8")
     gates.load.cache_clear()

@@ -1,26 +1,25 @@
 """The calibrated gate: the probability that a recall bundle holds the answer, from a few
-features of the question and of what ranked best, by a logistic model fit on the development
-benchmark (data/eval/conversations) with cross-validation that holds out whole memories.
+features of the question and of what ranked best, by boosted shallow trees
+(:mod:`workbench.recall.boosting`) fit on the development benchmark (data/eval/conversations)
+with cross-validation that holds out whole memories.
 
 The model is data (workbench/resources/data/recall-gate.json: its version, the encoder it was fit
-with, the features, the weights, the threshold and how it was chosen); ``python -m benchmarks
+with, the features, the trees, the threshold and how it was chosen); ``python -m benchmarks
 gate`` refits it. Recall answers "no memory" when the probability falls below the threshold,
-which is set on a false-abstention budget: of the answerable questions it judges, at most 5% out
-of fold turned into "no memory". Every bundle carries its probability.
+which is set on a false-abstention budget: of every answerable question, at most 5% answered
+"no memory" out of fold, those recall abstained on before the gate included. Every bundle carries its probability.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from workbench.recall.boosting import Boosted, Tree
 from workbench.resources import DATA_DIR
 
 if TYPE_CHECKING:
@@ -45,13 +44,11 @@ FEATURES = (
 class Gate:
     version: str
     encoder: str
-    weights: tuple[float, ...]
-    bias: float
+    model: Boosted
     threshold: float
 
     def probability(self, x: Sequence[float]) -> float:
-        z = self.bias + sum(w * v for w, v in zip(self.weights, x, strict=True))
-        return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+        return self.model.probability(x)
 
     def holds(self, probability: float | None) -> bool:
         """Whether a bundle with this probability is answered (else: no memory)."""
@@ -59,8 +56,8 @@ class Gate:
 
     def to_json(self) -> dict[str, object]:
         return {"version": self.version, "encoder": self.encoder, "features": list(FEATURES),
-                "weights": [round(w, 6) for w in self.weights], "bias": round(self.bias, 6),
-                "threshold": round(self.threshold, 4)}
+                "threshold": round(self.threshold, 4), "bias": self.model.bias,
+                "trees": [t.to_json() for t in self.model.trees]}
 
 
 def features(ranked: Sequence[Memory], contrast: float, anywhere: float, terms: int, scoped: bool,
@@ -82,31 +79,13 @@ def load(path: Path = MODEL) -> dict[str, Gate]:
     for g in data["gates"]:
         if tuple(g["features"]) != FEATURES:
             continue  # fit on other features: not this version's
-        out[g["encoder"]] = Gate(g["version"], g["encoder"], tuple(g["weights"]), g["bias"], g["threshold"])
+        model = Boosted(float(g["bias"]), tuple(Tree.from_json(t) for t in g["trees"]))
+        out[g["encoder"]] = Gate(g["version"], g["encoder"], model, float(g["threshold"]))
     return out
 
 
 def for_encoder(name: str) -> Gate | None:
     return load().get(name.split("/")[0])
-
-
-def fit(x: np.ndarray, y: np.ndarray, *, l2: float = 1.0, steps: int = 50) -> tuple[np.ndarray, float]:
-    """Logistic regression by Newton's method with an L2 penalty on the weights (not the bias):
-    deterministic, the same weights for the same rows."""
-    n, d = x.shape
-    a = np.hstack([x, np.ones((n, 1))])
-    w = np.zeros(d + 1)
-    penalty = np.full(d + 1, l2)
-    penalty[-1] = 0.0
-    for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-np.clip(a @ w, -40, 40)))
-        grad = a.T @ (p - y) + penalty * w
-        hess = (a * (p * (1 - p))[:, None]).T @ a + np.diag(penalty) + 1e-9 * np.eye(d + 1)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if float(np.abs(step).max()) < 1e-10:
-            break
-    return w[:-1], float(w[-1])
 
 
 def reliability(p: Sequence[float], y: Sequence[int], bins: int = 10) -> tuple[list[dict[str, float]], float]:
