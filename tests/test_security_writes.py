@@ -123,6 +123,27 @@ def test_data_never_uses_workbench_s_own_terms(local: Workbench, tmp_path: Path,
     _refused(local, lambda wb: wb.import_files([path]), f"{path}:1")
 
 
+OWN_IN = {  # one of Workbench's own terms in each position, the rest ordinary
+    "subject": "<urn:wb:source:theirs> <urn:x:b> <urn:x:c>",
+    "predicate": f"<urn:x:a> <{WB}visibleTo> <urn:x:c>",
+    "object": f"<urn:x:a> <urn:x:b> <{WB}Admin>",
+}
+
+
+@pytest.mark.parametrize("first", sorted(OWN_IN))
+def test_the_refusal_names_the_first_line_with_an_own_term_wherever_it_stands(local: Workbench, tmp_path: Path,
+                                                                             first: str) -> None:
+    """The planning pass checks subjects and objects quad by quad but predicates once each, at
+    the end; the error still names the first line that uses an own term, in any position."""
+    later = [t for k, t in sorted(OWN_IN.items()) if k != first]
+    lines = [f'<urn:x:a{i}> <urn:x:b> "c{i}" <urn:wb:record:mine> .' for i in range(40)]
+    lines[17] = f"{OWN_IN[first]} <urn:wb:record:mine> ."
+    lines[25], lines[31] = (f"{t} <urn:wb:record:mine> ." for t in later)
+    path = tmp_path / "attack.nq"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _refused(local, lambda wb: wb.import_files([path]), f"{path}:18")
+
+
 def test_a_candidate_approved_as_a_record_is_held_to_the_same_policy(local: Workbench, tmp_path: Path) -> None:
     path = tmp_path / "proposed.jsonl"
     path.write_text(json.dumps({**record([TERMS["agent's role"][1]], "c-1")}) + "\n", encoding="utf-8")

@@ -116,15 +116,23 @@ def check_term(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple, where
         )
 
 
+# A cheap first test for a pass over every term of a large file: an IRI that starts with none of
+# these is none of Workbench's own terms (an own node or a bookkeeping term starts with one too).
+OWN_STARTS = (*OWN_PREFIXES, *OWN_NODES, WB_NS)
+
+
+def own_iri(term: ox.NamedNode) -> bool:
+    """Whether an IRI is one of Workbench's own terms (not a graph: see :func:`own_graph`)."""
+    value = term.value
+    return value.startswith(OWN_PREFIXES) or value in OWN_NODES or (value.startswith(WB_NS) and term in bookkeeping())
+
+
 def touches_own(quad: ox.Quad) -> bool:
     """Whether a quad's subject, predicate or object is one of Workbench's own terms (its graph is
-    checked apart): cheap, for a pass over every quad of a large file."""
+    checked apart)."""
     for term in (quad.subject, quad.predicate, quad.object):
         if isinstance(term, ox.NamedNode):
-            value = term.value
-            if value.startswith(OWN_PREFIXES) or value in OWN_NODES:
-                return True
-            if value.startswith(WB_NS) and term in bookkeeping():
+            if own_iri(term):
                 return True
         elif isinstance(term, ox.Triple) and touches_own(ox.Quad(term.subject, term.predicate, term.object)):
             return True

@@ -18,6 +18,7 @@ Python objects; only an export's metadata graphs are.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,17 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from workbench import limits
-from workbench.access.writes import HiddenSnapshot, Writer, check_graph, check_quad, own_graph, taken, touches_own
+from workbench.access.writes import (
+    OWN_STARTS,
+    HiddenSnapshot,
+    Writer,
+    check_graph,
+    check_quad,
+    own_graph,
+    own_iri,
+    taken,
+    touches_own,
+)
 from workbench.errors import Invalid, ParseError
 from workbench.formats import rdf_format
 from workbench.ids import (
@@ -62,41 +73,49 @@ class _Inspection:
 
     def __init__(self) -> None:
         self.graphs: set[ox.NamedNode] = set()
-        self.default_triples = 0
+        self.default = False  # it holds triples in the default graph
         self.system = False
         self.typed: set[ox.Literal] = set()
         self.names: set[tuple[ox.NamedNode | ox.BlankNode, str]] = set()  # (entity, key) needing a key
-        self.own: ox.Quad | None = None  # the first quad naming Workbench's own terms (access.writes)
+        self.own = False  # some quad names Workbench's own terms (access.writes): refused but in a restore
 
 
 def inspect(path: Path, fmt: ox.RdfFormat, progress: ProgressFactory | None) -> _Inspection:
     limits.check_rdf(path, fmt)  # before pyoxigraph sees it: long lines, deep JSON, entities that expand
     found = _Inspection()
+    # The loop runs once a quad (2.1M at the essay's size) in a process beside the bulk load, which
+    # it slows: what need not be done per quad is done once, on the distinct graphs and predicates.
+    graphs: set[ox.NamedNode | ox.BlankNode | ox.DefaultGraph] = set()
+    predicates: set[ox.NamedNode] = set()
+    in_graph, predicate = graphs.add, predicates.add
+    longest, needs_check = limits.MAX_LITERAL_CHARS, literals.needs_check
+    iri, literal, starts = ox.NamedNode, ox.Literal, OWN_STARTS
     bar = progress(f"checking {path.name}", path.stat().st_size) if progress else None
     reader = open_counted(path, bar.update if bar else None)
     try:
         for quad in ox.parse(reader, fmt):
-            g = quad.graph_name
-            if isinstance(g, ox.DefaultGraph):
-                found.default_triples += 1
-            elif isinstance(g, ox.NamedNode):
-                if g in SYSTEM_GRAPHS:
-                    found.system = True
-                found.graphs.add(g)
-            else:
-                raise Invalid("graph names must be IRIs, not blank nodes", where=str(path))
-            if found.own is None and touches_own(quad):
-                found.own = quad  # refused by the write policy unless this is a restore
-            o = quad.object
-            if isinstance(o, ox.Literal):
-                if len(o.value) > limits.MAX_LITERAL_CHARS:
-                    limits.check_literal(o.value, _line_of(path, o))
-                if literals.needs_check(o):
+            in_graph(quad.graph_name)
+            predicate(quad.predicate)
+            s, o = quad.subject, quad.object
+            if not found.own and (
+                (s.value.startswith(starts) and own_iri(s)) if type(s) is iri
+                else type(s) is ox.Triple and touches_own(quad)
+            ):
+                found.own = True
+            kind = type(o)
+            if kind is literal:
+                value = o.value
+                if len(value) > longest:
+                    limits.check_literal(value, _line_of(path, o))
+                if needs_check(o):
                     found.typed.add(o)
-                elif quad.predicate in _LABELS:
-                    key = name_key(o.value) if o.value.strip() else ""
-                    if key and (key != o.value or o.language):
-                        found.names.add((quad.subject, key))
+                elif quad.predicate in _LABELS and value.strip() and (o.language or not _is_key(value)):
+                    found.names.add((quad.subject, name_key(value)))
+            elif not found.own and (
+                (o.value.startswith(starts) and own_iri(o)) if kind is iri
+                else kind is ox.Triple and touches_own(quad)
+            ):
+                found.own = True
     except SyntaxError as exc:
         raise ParseError(f"malformed {fmt.name}: {exc}", where=str(path)) from exc
     except ValueError as exc:
@@ -107,10 +126,32 @@ def inspect(path: Path, fmt: ox.RdfFormat, progress: ProgressFactory | None) -> 
         reader.close()
         if bar:
             bar.close()
+    found.own = found.own or any(own_iri(p) for p in predicates)
+    for g in graphs:
+        if isinstance(g, ox.DefaultGraph):
+            found.default = True
+        elif isinstance(g, ox.NamedNode):
+            found.system = found.system or g in SYSTEM_GRAPHS
+            found.graphs.add(g)
+        else:
+            raise Invalid("graph names must be IRIs, not blank nodes", where=str(path))
     problems = literals.check(found.typed)
     if problems:
         raise Invalid(problems[0].message, where=_line_of(path, problems[0].literal))
     return found
+
+
+# An ASCII name that is its own key: no capitals, words split by single spaces (what str.split
+# splits on is the white space below, ASCII's part of it).
+_ASCII_KEY = re.compile(r"[^A-Z\t\n\x0b\x0c\r\x1c-\x1f ]+(?: [^A-Z\t\n\x0b\x0c\r\x1c-\x1f ]+)*")
+
+
+def _is_key(value: str) -> bool:
+    """Whether a label is already its own name key (:func:`name_key`), without computing the
+    key: true of most labels in bulk data, and checked in a third of the time."""
+    if value.isascii():
+        return _ASCII_KEY.fullmatch(value) is not None
+    return name_key(value) == value
 
 
 def _line_of(path: Path, lit: ox.Literal) -> str:
@@ -222,8 +263,9 @@ def plan_rdf(
         for graph in sorted(found.graphs, key=lambda g: (g not in SYSTEM_GRAPHS, g.value)):
             if own_graph(graph):  # the line only for the error: finding it reads the file
                 check_graph(graph, first_line(path, graph.value))
-        if found.own is not None:
-            check_quad(found.own, _line_of_quad(path, found.own))
+        if found.own:  # the first quad that does, for the error's line: a second pass, only to refuse
+            first = next(q for q in ox.parse(path=str(path), format=fmt) if touches_own(q))
+            check_quad(first, _line_of_quad(path, first))
         _plan_data(path, found, plan, options, held)
     check_shapes(plan.loose, plan.origins)
     return plan
@@ -233,7 +275,7 @@ def _plan_data(path: Path, found: _Inspection, plan: RdfPlan, options: RdfOption
     src = options.source(path)
     targets: list[tuple[ox.NamedNode, str]] = [(g, id_from_iri(g)) for g in sorted(found.graphs, key=str)]
     to_graph = options.default_graph(path)
-    if found.default_triples:
+    if found.default:
         targets.append((to_graph, src.id))
     hidden = options.writer.hidden_graphs(g for g, _ in targets) if options.writer else frozenset()
     for graph, rid in targets:
@@ -287,7 +329,7 @@ def _plan_export(
     held: Held,
 ) -> None:
     """A Workbench export: its metadata graphs as they are; its content graphs new or identical."""
-    if found.default_triples:
+    if found.default:
         raise Invalid("a Workbench export holds no default-graph triples; this file has some", where=str(path))
     system = [q for q in ox.parse(path=str(path), format=fmt) if bookkeeping_graph(q.graph_name)]
     content = {g for g in found.graphs if not bookkeeping_graph(g)}
