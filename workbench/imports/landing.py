@@ -31,7 +31,7 @@ from workbench.errors import Conflict, ParseError, WorkbenchError
 from workbench.formats import rdf_format
 from workbench.ids import activity_iri
 from workbench.imports.common import ProgressFactory, write_batch
-from workbench.imports.rdf import RdfOptions, RdfPlan, file_graph_quads, plan_rdf
+from workbench.imports.rdf import RdfOptions, RdfPlan, file_graph_quads, inspect, plan_rdf
 from workbench.store import Batch, FileLoad, Store
 
 # Files at least this large (in all) are planned beside the write when the store can stage.
@@ -63,8 +63,11 @@ def import_rdf(store: Store, paths: Sequence[Path], options: RdfOptions, progres
         try:
             write_batch(store, Batch(files=files), progress, size, check=lambda: _finish(store, planner.result(), box))
         except (SyntaxError, ValueError, MemoryError) as exc:
-            # The writer's own parse failed (and was undone): the plan names file and line.
-            planner.result()
+            # The writer's own parse failed (and was undone). The plan beside it parses leniently
+            # (it is used only for a file the write accepted): a strict pass names file and line.
+            planner.close()
+            for path in paths:
+                inspect(path, rdf_format(path), None)
             raise ParseError(f"malformed RDF: {exc}", where=str(paths[0])) from exc
         finally:
             planner.close()
@@ -176,7 +179,7 @@ def _plan_elsewhere(
     """Runs in the planning process: the plan, or the error as plain data (errors carry keyword
     data that pickling would lose)."""
     try:
-        return ("ok", plan_rdf(paths, options, before.intersection, activity))
+        return ("ok", plan_rdf(paths, options, before.intersection, activity, lenient=True))
     except WorkbenchError as exc:
         return ("error", type(exc).__name__, exc.message, exc.where, dict(exc.data))
 
