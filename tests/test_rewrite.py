@@ -56,6 +56,11 @@ QUERIES = [
     # names: the shared entities graph holds only what everyone may see; the rest is beside records
     "SELECT ?s ?p ?o WHERE { GRAPH <urn:wb:graph:entities> { ?s ?p ?o } }",
     f"SELECT DISTINCT ?e ?k ?r WHERE {{ GRAPH ?g {{ ?e <{WB}nameKey> ?k OPTIONAL {{ ?e <{WB}namedIn> ?r }} }} }}",
+    # every graph a reader may see, filtered only by name: never an engine's own graphs (Virtuoso's
+    # schema and service description), which a view, the store's graphs only, lacks. (The token
+    # hashes' graph is left out by name: a reader who may see every source reads the store itself
+    # here, where the SPARQL endpoint withholds that graph apart.)
+    "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } FILTER(?g != <urn:wb:graph:tokens>) }",
     # named as Workbench names a record's metadata graph, beside a graph: a tool's is filtered whole
     f"SELECT DISTINCT ?s ?o WHERE {{ GRAPH ?x {{ ?x ?b ?c }} GRAPH ?_x_m {{ ?s <{WB}status> ?o }} }}",
 ]
@@ -71,7 +76,8 @@ def _answer(store: Store, query: str) -> list[str]:
 
 
 def _restricted(store: Store, query: str, agents: frozenset[str]) -> list[str]:
-    rewritten = restrict(query, agents)
+    """A tool's query as a restricted reader's store rewrites it (access/restricted.py)."""
+    rewritten = restrict(query, agents, foreign=store.capabilities.engine_graphs)
     visible = {g for g in rewritten.dataset if store.ask(restrict(f"ASK {{ GRAPH <{g}> {{ ?s ?p ?o }} }}", agents)
                                                        .query())}
     return _answer(store, rewritten.query(visible))

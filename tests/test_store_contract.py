@@ -297,3 +297,19 @@ def test_a_prefetched_select_rides_with_the_version_check(store: Store) -> None:
         store.version()
         store.write(Batch(quads=[_quad("z")]))
         assert len(store.select(query)) == 3  # asked again after the write, not the rows sent ahead
+
+
+def test_a_dataset_of_hundreds_of_graphs_is_read_as_given(store: Store) -> None:
+    """A tool's dataset (the Protocol's default-graph-uri / named-graph-uri) of 600 graphs: in a
+    URL, `oxigraph serve` reset the connection past about 8 KiB; Virtuoso answers one header per
+    graph, past the 100 Python's http.client took."""
+    store.write(Batch(quads=[_quad("one", ox.NamedNode("urn:test:g1")), _quad("two", ox.NamedNode("urn:test:g2"))]))
+    many = [ox.NamedNode(f"urn:test:absent-graph-number-{i}") for i in range(600)]
+
+    def values(query: str, **dataset: list[ox.NamedNode]) -> list[str]:
+        raw = store.query_raw(query, results=ox.QueryResultsFormat.TSV, graph=ox.RdfFormat.TURTLE, **dataset)
+        return sorted(raw.decode().split()[1:])
+
+    named = [*many[:300], ox.NamedNode("urn:test:g2"), *many[300:]]
+    assert values("SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } }", named_graphs=named) == ['"two"']
+    assert values("SELECT ?o WHERE { ?s ?p ?o }", default_graph=[*many, ox.NamedNode("urn:test:g1")]) == ['"one"']

@@ -86,7 +86,8 @@ class RestrictedStore(ReadOnly):
         return self.rewritten(query, own=True)
 
     def _rewrite(self, query: str, own: bool) -> tuple[str, bool, bool]:
-        found = restrict(query, self._agents, own=own)
+        # a tool's GRAPH ?g never binds the engine's own graphs (Workbench's own queries cannot)
+        found = restrict(query, self._agents, own=own, foreign=() if own else self.capabilities.engine_graphs)
         text = found.query(self._visible(found.dataset) if found.dataset else ())
         return text, bool(found.dataset), found.reads_default
 

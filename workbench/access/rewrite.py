@@ -30,7 +30,7 @@ readers' views, which remain what readers read.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from workbench.access.audience import withheld
@@ -106,20 +106,29 @@ class Reading:
     form: int  # where the query form (SELECT, CONSTRUCT, ASK, DESCRIBE) starts: the prologue ends there
 
 
-def restrict(query: str, agents: Iterable[str] | None, *, own: bool = False) -> Rewritten:
+def restrict(query: str, agents: Iterable[str] | None, *, own: bool = False,
+             foreign: Sequence[str] = ()) -> Rewritten:
     """``query`` as a reader with ``agents`` (their name and groups; None: one who sees every
     source, see :func:`withheld`) may run it on the whole store. ``own``: the query is Workbench's
     own, never a tool's, so a record's metadata read beside the record (:func:`seen_with`) needs
-    no filter of its own. Raises Unsupported, in plain words, for what it cannot place exactly
+    no filter of its own. ``foreign``: prefixes of graphs the engine keeps for itself, which a
+    ``GRAPH ?g`` never binds. Raises Unsupported, in plain words, for what it cannot place exactly
     (see above)."""
     fresh = _fresh(query)
     names = None if agents is None else sorted(set(agents))
     found = read(query)
     skip = seen_with(found.groups) if own else frozenset()
+
+    def kept(g: GraphGroup) -> str:
+        text = " " + withheld(g.term, names, fresh=fresh)
+        if foreign and g.term[0] in "?$":
+            text += " FILTER(" + " && ".join(f'!STRSTARTS(STR({g.term}), "{p}")' for p in foreign) + ")"
+        return text
+
     # One pass over the edits in order: a filter follows each GRAPH group, in the same group;
     # a dataset graph ends a piece.
     pieces, current, last = [], [], 0
-    edits = sorted([(g.end, g.end, " " + withheld(g.term, names, fresh=fresh)) for g in found.groups
+    edits = sorted([(g.end, g.end, kept(g)) for g in found.groups
                     if g not in skip] + [(s, e, None) for s, e, _ in found.dataset], key=lambda x: x[0])
     for s, e, add in edits:
         current.append(query[last:s])

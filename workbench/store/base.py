@@ -60,6 +60,9 @@ class Capabilities:
     # a query with no dataset reads every graph as its default graph (Virtuoso 7): a restricted
     # reader's is given an empty one (workbench.access.restricted)
     union_default_graph: bool = False
+    # prefixes of graphs the engine keeps for itself (Virtuoso's schema, its service description):
+    # never the store's, so never a restricted reader's (workbench.access.restricted)
+    engine_graphs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -104,9 +104,9 @@ class RemoteStore(Store):
         # Fail now, clearly, if nothing that speaks SPARQL is there; and learn how it speaks.
         self.dialect = self._dialect()
         self._lateral: bool | None = None
-        self.capabilities = replace(RemoteStore.capabilities, engine=self.dialect.name,
-                                    as_of_reads=self.dialect.as_of_reads,
-                                    union_default_graph=self.dialect.union_default)
+        d = self.dialect
+        self.capabilities = replace(RemoteStore.capabilities, engine=d.name, as_of_reads=d.as_of_reads,
+                                    union_default_graph=d.union_default, engine_graphs=d.own_graphs)
 
     def _dialect(self) -> Dialect:
         """How this server answers (:class:`Dialect`), from one small query on a standard server:
@@ -166,7 +166,7 @@ class RemoteStore(Store):
         """POST and read the whole answer within ``timeout`` seconds in all, or raise; returns the
         answer's media type and body. ``reuse``: a kept-alive connection (queries); updates take a new
         one, since a request sent twice must not be an update (see :mod:`workbench.store.transport`)."""
-        limit, where = timeout or self.timeout, shown(url)  # a dataset in the URL: up to a megabyte
+        limit, where = timeout or self.timeout, shown(url)
         headers = {"Content-Type": content_type, "Accept": accept}
         try:
             status, media_type, data = self._http.post(url, body, headers, timeout=limit, reuse=reuse, sink=sink,
@@ -211,12 +211,12 @@ class RemoteStore(Store):
     def _query(self, url: str, query: str, accept: str, dataset: list[tuple[str, str]] | None = None,
                **post: Any) -> tuple[str, bytes]:
         """A query POSTed directly (``Dialect.direct_post``: no URL encoding, which costs Python
-        0.2-0.4 ms a question's query), the Protocol's dataset parameters in the URL; else by
-        URL-encoded POST, the dataset in the same form (Virtuoso 7 never answers a direct POST, and
-        a server's dialect is found this way). ``post``: :meth:`_post`'s ``timeout``, ``sink``, ``idle``."""
-        if self.dialect.direct_post:
-            at = f"{url}{'&' if '?' in url else '?'}{urllib.parse.urlencode(dataset)}" if dataset else url
-            return self._post(at, query.encode(), "application/sparql-query", accept, **post)
+        0.2-0.4 ms a question's query); else, and always with the Protocol's dataset parameters, by
+        URL-encoded POST with the dataset in the same form (Virtuoso 7 never answers a direct POST,
+        and a server's dialect is found this way; in the URL, a dataset of a few hundred graphs
+        made ``oxigraph serve`` reset the connection). ``post``: :meth:`_post`'s ``timeout``, ``sink``, ``idle``."""
+        if self.dialect.direct_post and not dataset:
+            return self._post(url, query.encode(), "application/sparql-query", accept, **post)
         body = urllib.parse.urlencode([("query", query), *(dataset or [])]).encode()
         return self._post(url, body, "application/x-www-form-urlencoded", accept, **post)
 

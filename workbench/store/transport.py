@@ -40,6 +40,12 @@ MAX_IDLE = 8
 COPY_CHUNK = 1 << 20
 # What a kept-alive connection the server has closed raises when used again.
 STALE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError, http.client.RemoteDisconnected)
+# Header lines an answer may carry. Python's http.client refuses more than 100 (a guard against a
+# server that never ends them); Virtuoso answers a query with one header per graph of its dataset
+# (X-SPARQL-named-graph), so a tool's dataset of a hundred graphs failed there. This bound takes
+# tens of thousands of graphs and still stops a server that never ends its headers.
+MAX_HEADERS = 40_000
+http.client._MAXHEADERS = max(http.client._MAXHEADERS, MAX_HEADERS)  # type: ignore[attr-defined]
 
 
 class Expired(TimeoutError):
