@@ -103,7 +103,10 @@ def test_bundles_carry_the_gates_probability(sample: Workbench) -> None:
     scoped = sample.recall("Which university does Professor Lin teach at?")
     assert scoped.probability is not None and 0 <= scoped.probability <= 1
     assert scoped.to_json()["probability"] == round(scoped.probability, 4)
-    assert sample.recall("Where is Paris?").probability is None  # nothing to weigh but the name
+    said = f"chance that these records hold the answer: {scoped.probability:.0%}"
+    assert said in scoped.text() and said in scoped._repr_html_()  # the CLI's text and Jupyter's view
+    unscoped = sample.recall("Where is Paris?")
+    assert unscoped.probability is None and "chance" not in unscoped.text()  # nothing to weigh but the name
 
 
 def test_the_shipped_benchmark_is_what_the_generator_writes(tmp_path: Path) -> None:

@@ -210,6 +210,8 @@ def bundle_html(bundle: Bundle) -> str:
                      + f"<br>{_muted(source_text(m.record.source))}</li>")
     if items:
         parts.append(f'<ol style="padding-left:1.6em">{"".join(items)}</ol>')
+        if bundle.probability is not None:
+            parts.append(f"<div>{_muted(f'chance that these records hold the answer: {bundle.probability:.0%}')}</div>")
     for name, similar in bundle.suggestions:
         alike = ("; did you mean " + ", ".join(escape_text(s) for s in similar) + "?") if similar else ""
         said = f"“{escape_text(name)}” binds no name{alike} (a suggestion, never a binding)"

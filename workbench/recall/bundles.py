@@ -157,6 +157,8 @@ class Bundle:
 
     def text(self) -> str:
         lines = [f"[{self.tier}] {self.summary}"]
+        if self.probability is not None and self.memories:
+            lines.append(f"  chance that these records hold the answer: {self.probability:.0%} (the calibrated gate)")
         for m in self.memories:
             label = "model guess: " if m.tier == "guessed" else ""
             src = m.record.source
