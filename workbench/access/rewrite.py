@@ -37,6 +37,7 @@ from workbench.access.audience import withheld
 from workbench.errors import Unsupported
 from workbench.records import meta_graph
 from workbench.sparqlcheck import BNODE, COMMENT, IRI, LANGTAG, NUMBER, PNAME, STRING_LONG, STRING_SHORT, VAR, WS
+from workbench.store.dialect import not_engine_graph
 
 NONE_GRAPH = "<urn:wb:graph:none>"  # a graph nothing is written to: a dataset's hidden member
 _TOKEN = re.compile(
@@ -120,10 +121,7 @@ def restrict(query: str, agents: Iterable[str] | None, *, own: bool = False,
     skip = seen_with(found.groups) if own else frozenset()
 
     def kept(g: GraphGroup) -> str:
-        text = " " + withheld(g.term, names, fresh=fresh)
-        if foreign and g.term[0] in "?$":
-            text += " FILTER(" + " && ".join(f'!STRSTARTS(STR({g.term}), "{p}")' for p in foreign) + ")"
-        return text
+        return f" {withheld(g.term, names, fresh=fresh)} {not_engine_graph(g.term, foreign)}".rstrip()
 
     # One pass over the edits in order: a filter follows each GRAPH group, in the same group;
     # a dataset graph ends a piece.

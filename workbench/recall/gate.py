@@ -7,7 +7,8 @@ The model is data (workbench/resources/data/recall-gate.json: its version, the e
 with, the features, the trees, the threshold and how it was chosen); ``python -m benchmarks
 gate`` refits it. Recall answers "no memory" when the probability falls below the threshold,
 which is set on a false-abstention budget: of every answerable question, at most 5% answered
-"no memory" out of fold, those recall abstained on before the gate included. Every bundle carries its probability.
+"no memory" out of fold, those recall abstained on before the gate included. Every bundle
+carries its probability.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 JSON = "application/sparql-results+json"
@@ -51,3 +52,11 @@ VIRTUOSO = Dialect(
                 "http://localuriqaserver/", "http://www.w3.org/2002/07/owl"),
     lists_graphs=False, as_of_reads=False, atomic_requests=False, cuts_answers=True, union_default=True,
 )
+
+
+def not_engine_graph(g: str, prefixes: Sequence[str]) -> str:
+    """A filter keeping the graphs whose IRI starts with one of ``prefixes`` (the engine's own:
+    :attr:`Dialect.own_graphs`) out of the variable ``g``; nothing for an IRI or no prefixes."""
+    if not prefixes or not g.startswith(("?", "$")):
+        return ""
+    return "FILTER(" + " && ".join(f'!STRSTARTS(STR({g}), "{p}")' for p in prefixes) + ")"

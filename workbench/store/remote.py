@@ -38,7 +38,7 @@ from workbench.store.base import (
     insert_data,
     rows_of,
 )
-from workbench.store.dialect import JSON, STANDARD, VIRTUOSO, Dialect
+from workbench.store.dialect import JSON, STANDARD, VIRTUOSO, Dialect, not_engine_graph
 from workbench.store.transport import Expired, Transport, shown
 from workbench.vocab import WB
 
@@ -305,7 +305,7 @@ class RemoteStore(Store):
         store in memory (from a standard server; Virtuoso's JSON is mended whole first).
         ``rewrite``: each query as a reader sends it (:mod:`workbench.access.restricted`)."""
         g = str(graph) if graph is not None else "?g"
-        where = f"WHERE {{ GRAPH {g} {{ ?s ?p ?o }} {self._not_own(g)} }}"
+        where = f"WHERE {{ GRAPH {g} {{ ?s ?p ?o }} {not_engine_graph(g, self.dialect.own_graphs)} }}"
         sent = rewrite or (lambda q: q)
         with tempfile.TemporaryFile() as answer:
             media_type, _ = self._query(self.query_url, sent(f"SELECT ?s ?p ?o ?g {where}"), self.dialect.select_accept,
@@ -332,12 +332,6 @@ class RemoteStore(Store):
 
     def quads_rewritten(self, rewrite: Callable[[str], str], graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
         return self.quads(graph, rewrite=rewrite)
-
-    def _not_own(self, g: str) -> str:
-        """A filter that keeps the engine's own graphs (:attr:`Dialect.own_graphs`) out of ``?g``."""
-        if not g.startswith("?") or not self.dialect.own_graphs:
-            return ""
-        return "FILTER(" + " && ".join(f'!STRSTARTS(STR({g}), "{p}")' for p in self.dialect.own_graphs) + ")"
 
     def dump(self, out: IO[bytes], *, format: ox.RdfFormat) -> None:
         ox.serialize(self.quads(), out, format=format)
@@ -459,7 +453,8 @@ class RemoteStore(Store):
 
     def graph_names(self) -> frozenset[ox.NamedNode]:
         inside = "" if self.dialect.lists_graphs else "?s ?p ?o"
-        rows = self.select(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ {inside} }} {self._not_own('?g')} }}")
+        ours = not_engine_graph("?g", self.dialect.own_graphs)
+        rows = self.select(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ {inside} }} {ours} }}")
         return frozenset(r["g"] for r in rows if isinstance(r["g"], ox.NamedNode))
 
     def held_graphs(self, graphs: Iterable[ox.NamedNode]) -> frozenset[ox.NamedNode]:
