@@ -33,17 +33,19 @@ def test_bench_ask_tiny(tmp_path: Path) -> None:
     assert re.search(r"Machine: \d+ cores .* GiB RAM", text)
     assert "Command: `workbench bench ask --sizes 1w,2w --questions 3 --repeat 2 --seed 0 --pyshacl-max 1w`" in text
     for tier in TIERS.values():
-        # size | tier | Workbench | answer layer | engine | queries | floor x 2 | two ratios | pySHACL x 3
+        # size | tier | Workbench | answer layer | engine | queries | one query | floor x 2 | three ratios | pySHACL x 3
         assert re.search(rf"^\| 1w \| {tier} \| {PAIR} \| {PAIR} \| {PAIR} \| {NUMBER} / {NUMBER} \| {PAIR} \| {PAIR} "
-                         rf"\| {RATIO} \| {RATIO} \| {PAIR} \| {NUMBER} \| {PAIR} \|$", text, re.M), tier
+                         rf"\| {PAIR} \| {RATIO} \| {RATIO} \| {RATIO} \| {PAIR} \| {NUMBER} \| {PAIR} \|$", text, re.M), tier
         assert re.search(rf"^\| 2w \| {tier} \| {PAIR} \| {PAIR} \| {PAIR} \| {NUMBER} / {NUMBER} \| {PAIR} \| {PAIR} "
-                         rf"\| {RATIO} \| {RATIO} \| skipped \| skipped \| skipped \|$", text, re.M), tier
+                         rf"\| {PAIR} \| {RATIO} \| {RATIO} \| {RATIO} \| skipped \| skipped \| skipped \|$", text,
+                         re.M), tier
     assert re.search(rf"- 1w: parse {NUMBER} s \+ materialise {NUMBER} s \({NUMBER} → {NUMBER} triples\)", text)
     assert "- 2w: skipped: above --pyshacl-max 1w" in text
     assert "Answers: all 24 questions answered as the worlds' ground truth says by every contender" in text
     assert re.search(rf"- At 2 worlds, derived: Workbench `ask` ÷ floor {RATIO}, answer layer ÷ floor {RATIO} "
                      rf"\(÷ the floor back to back: {RATIO} and {RATIO}\) — goal ≤ 3×: \*\*(met|missed)\*\* / "
                      r"\*\*(met|missed)\*\*", text)
+    assert re.search(rf"- The same question as one hand-written query .* ÷ floor {RATIO}: what a compiled answer", text)
     assert re.search(r"- Flat from 1 worlds to 2 worlds, derived p50: .* \*\*(met|missed)\*\*", text)
 
     data = json.loads(out.read_text())
@@ -54,7 +56,7 @@ def test_bench_ask_tiny(tmp_path: Path) -> None:
         for tier in size["tiers"].values():
             assert tier["mismatches"] == []
             assert all(n == 3 for n in tier["agree"].values()), tier["agree"]
-            for name in ("workbench", "answer", "engine", "floor", "floor-alone"):
+            for name in ("workbench", "answer", "engine", "one-query", "floor", "floor-alone"):
                 c = tier["contenders"][name]
                 assert len(c["samples_ms"]) == 3 and 0 < c["p50_ms"] <= c["p99_ms"], name
             for ratio in tier["ratio_p50"].values():
