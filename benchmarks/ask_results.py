@@ -262,8 +262,8 @@ def render(runs: Sequence[SizeRun], *, command: str, machine_line: str, date: st
                  f"{_verdict(g['workbench_ratio_met'])} / {_verdict(g['answer_ratio_met'])}")
     lines.append(f"- The same question as one hand-written query (names, the kinds' edges, each record's status and "
                  f"source; no negatives, merges, rule versions, visibility or labels) ÷ floor "
-                 f"{g['one-query_ratio']:,.1f}×: what a compiled answer costs in the store alone, before any Python "
-                 f"builds its proof")
+                 f"{g['one-query_ratio']:,.1f}×: what a compiled answer costs with the least Python (its values read "
+                 "from the rows), before any proof is built")
     if "from" in g:
         lines.append(f"- Flat from {_size_text(runs[0].size)} to {_size_text(runs[-1].size)}, derived p50: "
                      f"Workbench `ask` {g['workbench_growth']:.2f}×, "

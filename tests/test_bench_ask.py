@@ -45,7 +45,8 @@ def test_bench_ask_tiny(tmp_path: Path) -> None:
     assert re.search(rf"- At 2 worlds, derived: Workbench `ask` ÷ floor {RATIO}, answer layer ÷ floor {RATIO} "
                      rf"\(÷ the floor back to back: {RATIO} and {RATIO}\) — goal ≤ 3×: \*\*(met|missed)\*\* / "
                      r"\*\*(met|missed)\*\*", text)
-    assert re.search(rf"- The same question as one hand-written query .* ÷ floor {RATIO}: what a compiled answer", text)
+    assert re.search(rf"- The same question as one hand-written query .* ÷ floor {RATIO}: what a compiled answer "
+                     r"costs with the least Python", text)
     assert re.search(r"- Flat from 1 worlds to 2 worlds, derived p50: .* \*\*(met|missed)\*\*", text)
 
     data = json.loads(out.read_text())
