@@ -18,11 +18,13 @@ store ``--as NAME`` says who acts; over HTTP the token decides (the server never
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import enum
 import hashlib
 import secrets
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -88,12 +90,35 @@ _DIRECTORIES: weakref.WeakKeyDictionary[Store, tuple[str, dict[str, User], dict[
 )
 
 
+# A store another process may write is read again each time, except within one request
+# (:func:`one_directory`), which reads it once: who the token is, who the reader is and what
+# their SPARQL may read are then one reading (they were two or three round trips to the server).
+_ONE_REQUEST: contextvars.ContextVar[dict[tuple[int, int], tuple[dict[str, User], dict[str, str]]] | None] = (
+    contextvars.ContextVar("workbench_one_directory", default=None)
+)
+
+
+@contextlib.contextmanager
+def one_directory() -> Iterator[None]:
+    """Within: each store's users are read at most once (again after this process writes it).
+    The server opens one per request; worker threads the request hands work to share it."""
+    token = _ONE_REQUEST.set({})
+    try:
+        yield
+    finally:
+        _ONE_REQUEST.reset(token)
+
+
 def _directory(store: Store) -> tuple[dict[str, User], dict[str, str]]:
     """(users by name, names by token hash), cached per version of a store this process owns."""
     version = store.version() if store.owned else None
     cached = _DIRECTORIES.get(store)
     if version is not None and cached is not None and cached[0] == version:
         return cached[1], cached[2]
+    request = _ONE_REQUEST.get() if version is None else None
+    key = (id(store), store.generation)  # the request's store lives as long as the request
+    if request is not None and key in request:
+        return request[key]
     rows = store.select(
         PREFIXES + f"""SELECT ?u ?r ?g ?h WHERE {{ {{ GRAPH {USERS_GRAPH} {{ ?u a wb:User .
         {{ ?u wb:role ?r }} UNION {{ ?u wb:memberOf ?g }} UNION {{ }} }} }}
@@ -115,6 +140,8 @@ def _directory(store: Store) -> tuple[dict[str, User], dict[str, str]]:
     everyone = {n: User(n, frozenset(r), frozenset(g)) for n, (r, g) in sorted(found.items())}
     if version is not None:
         _DIRECTORIES[store] = (version, everyone, hashes)
+    elif request is not None:
+        request[key] = (everyone, hashes)
     return everyone, hashes
 
 

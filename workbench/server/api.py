@@ -158,6 +158,10 @@ class Api:
         return endpoint
 
     async def _handle(self, route: ApiRoute, request: Request) -> Response:
+        with users.one_directory():  # who asks, and what they may read, found in one reading of the users
+            return await self._answer(route, request)
+
+    async def _answer(self, route: ApiRoute, request: Request) -> Response:
         authorization = request.headers.get("authorization")
         if route.writes and not authorization:
             raise ProtocolError(401, f"{route.name} changes the store: send Authorization: Bearer TOKEN",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import inspect
 import logging
@@ -104,12 +105,14 @@ class QueryRunner:
                 else:
                     future.set_result(value)  # type: ignore[arg-type]
 
+        context = contextvars.copy_context()  # the request's, as a thread pool's work has it
+
         def work() -> None:
             value: T | None = None
             error: BaseException | None = None
             _current.deadline = ends
             try:
-                value = fn()
+                value = context.run(fn)
             except BaseException as exc:  # handed to the waiting request
                 error = exc
             finally:

@@ -31,6 +31,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import Scope
 
 from workbench import sparqlbounded
+from workbench.access import users
 from workbench.access.users import Role, User
 from workbench.errors import ParseError, Unsupported, WorkbenchError
 from workbench.formats import parse_answer
@@ -140,6 +141,10 @@ class Endpoint:
                 405, f"{request.method} is not allowed on /sparql: query with GET or POST, update with POST",
                 headers={"Allow": ALLOWED},
             )
+        with users.one_directory():  # who asks, and what they may read, found in one reading of the users
+            return await self._answer(request)
+
+    async def _answer(self, request: Request) -> Response:
         authorization = request.headers.get("authorization")
         # Users are cached per version of a store this process owns: no need to leave the loop.
         user = (authenticate(self.wb, authorization) if self.wb.store.owned
