@@ -23,6 +23,12 @@ it, every reader in turn:
 * the access check: each reader asks about the group's private thing; its tier must be
   "recorded" for the admin and the group's reader, and not for the other.
 
+The admin is the process's own user (the store's owner: no one to look up), or with
+``admin_by_name`` (``--admin-by-name``) found by name at each question, as each restricted reader
+is (:meth:`Workbench.seen_by`) and as the server finds whoever sends a request: on a store another
+process may write, that reads the users from the store. (Not both in one process: the two would
+share what is kept per store version, and whichever asked second would find the other's work.)
+
 The process's resident memory (``VmRSS`` and its peak ``VmHWM``) is read at the end. Figures
 move with the machine (2 shared cores): the 1-minute load average is printed beside them.
 """
@@ -121,7 +127,7 @@ def _public(here: Path, n: int) -> Path:
 
 
 def measure_backend(backend: str, location: str, here: str, n_worlds: int, per_tier: int, writes: int,
-                    seed: int) -> dict[str, Any]:
+                    seed: int, admin_by_name: bool = False) -> dict[str, Any]:
     """Run in a process of its own: open, read as each reader, write, read again; see the module."""
     from workbench.service import Workbench
 
@@ -141,7 +147,7 @@ def measure_backend(backend: str, location: str, here: str, n_worlds: int, per_t
         closing.callback(wb.close)
 
         def reading_as(who: str) -> Any:
-            return wb if who == ADMIN else wb.seen_by(who)
+            return wb if who == ADMIN and not admin_by_name else wb.seen_by(who)
 
         def first_answer(who: str) -> float:
             start = time.perf_counter()
@@ -263,7 +269,8 @@ def _in_child(*args: Any) -> dict[str, Any]:
     return result
 
 
-def run(size: Size, *, backends: Sequence[str], per_tier: int, writes: int, seed: int, workdir: Path) -> dict[str, Any]:
+def run(size: Size, *, backends: Sequence[str], per_tier: int, writes: int, seed: int, workdir: Path,
+        admin_by_name: bool = False) -> dict[str, Any]:
     here = workdir / size.label
     setup: dict[str, float] = {}
     with progress(total=5 + len(backends), unit="step") as bar:
@@ -280,11 +287,12 @@ def run(size: Size, *, backends: Sequence[str], per_tier: int, writes: int, seed
                     location = str(here / "workbench")
                 bar.set_description(f"{size.label}: {backend}")
                 start = time.perf_counter()
-                found[backend] = _in_child(backend, location, str(here), size.worlds, per_tier, writes, seed)
+                found[backend] = _in_child(backend, location, str(here), size.worlds, per_tier, writes, seed,
+                                           admin_by_name)
                 found[backend]["wall_s"] = time.perf_counter() - start
                 bar.update(1)
     return {"size": size.label, "worlds": counts.worlds, "relations": counts.relations, "quads": quads,
-            "setup_s": setup, "disk_mib": disk, "backends": found}
+            "setup_s": setup, "disk_mib": disk, "admin_by_name": admin_by_name, "backends": found}
 
 
 # ---------------------------------------------------------------- reporting
@@ -301,8 +309,11 @@ def render(result: dict[str, Any], *, command: str, per_tier: int, writes: int) 
     lines = [f"Command: `{command}`  ", f"Machine: {machine()}  ", f"Code: {code_version()}; {server_version()}  ",
              f"Date: {dt.date.today().isoformat()}", "",
              f"{result['size']}: {result['worlds']:,} worlds, {result['relations']:,} relations, "
-             f"{result['quads']:,} quads. Readers: the admin (sees everything), `reader-a` and `reader-b` (each may "
-             "not see the other group's records). Each backend in a process of its own.", "",
+             f"{result['quads']:,} quads. Readers: the admin (sees everything; "
+             + ("found by name at each question, as each restricted reader is" if result.get("admin_by_name")
+                else "the process's own user, no one to look up")
+             + "), `reader-a` and `reader-b` (each may not see the other group's records). Each backend in a process "
+             "of its own.", "",
              "| backend | reader | first answer, cold | first answer after a write (each) | after a write ÷ admin's "
              "| the group's private thing (a / b) |", "|---|---|---:|---:|---:|---|"]
     for name, b in result["backends"].items():
@@ -358,11 +369,12 @@ def render(result: dict[str, Any], *, command: str, per_tier: int, writes: int) 
 
 
 def main(size: Size, *, backends: Sequence[str], per_tier: int, writes: int, seed: int, workdir: Path | None,
-         out: Path, markdown: Path | None, echo: Any = print) -> None:
+         out: Path, markdown: Path | None, echo: Any = print, admin_by_name: bool = False) -> None:
     command = (f"workbench bench access --relations {size.label} --backends {','.join(backends)} "
-               f"--questions {per_tier} --writes {writes}")
+               f"--questions {per_tier} --writes {writes}" + (" --admin-by-name" if admin_by_name else ""))
     with working_dir(workdir, "access") as root:
-        result = run(size, backends=backends, per_tier=per_tier, writes=writes, seed=seed, workdir=root)
+        result = run(size, backends=backends, per_tier=per_tier, writes=writes, seed=seed, workdir=root,
+                     admin_by_name=admin_by_name)
     out.write_text(json.dumps(result, indent=1), encoding="utf-8")
     text = render(result, command=command, per_tier=per_tier, writes=writes)
     echo(text)

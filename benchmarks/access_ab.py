@@ -3,7 +3,8 @@ both ways, interleaved, on one warm server.
 
 ``python -m benchmarks.access_ab WORKDIR/SIZE --worlds N [--order on,off,off,on]`` (issue 20), on
 the files a ``workbench bench access --workdir WORKDIR`` run kept: its ``oxigraph`` folder, served
-here once by ``oxigraph serve`` on loopback. Each run in the order is
+here once by ``oxigraph serve`` on loopback. A run ``named`` is ``on`` with the admin found by
+name at each question, as each reader is (``bench access --admin-by-name``). Each run in the order is
 :func:`benchmarks.access.measure_backend` on the remote backend, in a process of its own: ``on``
 as shipped (``access.rewrite.seen_with``: the metadata groups of Workbench's own queries beside
 their record take no filter of their own), ``off`` with every group filtered. Printed per run,
@@ -50,7 +51,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.access_ab", description=__doc__.split("\n\n")[0])
     parser.add_argument("here", type=Path, help="WORKDIR/SIZE of a `workbench bench access --workdir` run")
     parser.add_argument("--worlds", type=int, required=True, help="its worlds (14174 at 10M)")
-    parser.add_argument("--order", default="on,off,off,on")
+    parser.add_argument("--order", default="on,off,off,on",
+                        help="runs: on, off, or named (on, the admin found by name at each question as a reader is)")
     parser.add_argument("--questions", type=int, default=50)
     parser.add_argument("--writes", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path("bench-access-ab.json"))
@@ -59,8 +61,8 @@ def main(argv: list[str] | None = None) -> None:
     with served(args.here / "oxigraph", args.here / "access-ab-serve.log") as url:
         for way in args.order.split(","):
             with multiprocessing.get_context("spawn").Pool(1) as pool:
-                found = pool.apply(_measured, (way == "on", "remote", url, str(args.here), args.worlds,
-                                               args.questions, args.writes, 0))
+                found = pool.apply(_measured, (way != "off", "remote", url, str(args.here), args.worlds,
+                                               args.questions, args.writes, 0, way == "named"))
             rows.append(_summary(way, found))
             print(json.dumps(rows[-1]), flush=True)
     args.out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")

@@ -420,8 +420,11 @@ def _access_backends(ctx: click.Context, param: click.Parameter, value: str) -> 
               show_default=True, help="Write the results as JSON here.")
 @click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the results into the '## Restricted readers at scale' section of this Markdown file.")
+@click.option("--admin-by-name", is_flag=True,
+              help="Find the admin by name at each question, as each restricted reader is (and as the server finds "
+                   "whoever sends a request), not as the process's own user.")
 def access(size: Size, backends: str, questions: int, writes: int, seed: int, workdir: Path | None, out: Path,
-           markdown: Path | None) -> None:
+           markdown: Path | None, admin_by_name: bool) -> None:
     """Two restricted readers and an admin, on the embedded store and over `oxigraph serve`: each
     reader's first answer after a write, steady p50/p99 per tier, round trips, the process's memory.
 
@@ -430,4 +433,4 @@ def access(size: Size, backends: str, questions: int, writes: int, seed: int, wo
     from benchmarks.access import main
 
     main(size, backends=backends.split(","), per_tier=questions, writes=writes, seed=seed, workdir=workdir,
-         out=out, markdown=markdown, echo=click.echo)
+         out=out, markdown=markdown, echo=click.echo, admin_by_name=admin_by_name)

@@ -103,3 +103,42 @@ def _carried_to_paper(data: dict[str, Any], md: Path) -> None:
     large_json.write_text(json.dumps(large))
     assert main([str(small_json), str(large_json), "--to", "1G", "--markdown", str(md)], echo=lambda _: None) == 0
     assert re.search(r"^\| restricted reader's first answer after a write, remote \| .+ \| 1\.00 \| .+ \|", md.read_text(), re.M)
+
+
+def test_bench_access_finds_the_admin_by_name_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--admin-by-name``: the admin found by name at each question, as each reader is; on a store
+    another process may write, that reads the users from the store each time."""
+    from benchmarks.access import measure_backend
+    from benchmarks.ask_remote import served
+    from workbench.store.remote import RemoteStore
+
+    out = tmp_path / "access.json"
+    args = ["bench", "access", "--relations", "2w", "--questions", "2", "--writes", "1", "--backends", "remote",
+            "--admin-by-name", "--workdir", str(tmp_path / "work"), "--out", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    assert "--writes 1 --admin-by-name`" in result.stdout
+    assert "Readers: the admin (sees everything; found by name at each question" in result.stdout
+    data = json.loads(out.read_text())
+    assert data["admin_by_name"] is True
+    admin = data["backends"]["remote"]["readers"]["admin"]
+    assert admin["access"] == {"group:a": "recorded", "group:b": "recorded"} and admin["wrong"] == []
+
+    reads: list[str] = []
+    real = RemoteStore.select
+
+    def select(self: RemoteStore, query: str) -> Any:
+        if "wb:tokenHash" in query and "wb:User" in query:  # the users' directory
+            reads.append(query)
+        return real(self, query)
+
+    monkeypatch.setattr(RemoteStore, "select", select)
+    here, counted = tmp_path / "work" / "2w", {}
+    with served(here / "oxigraph", here / "again.log") as url:
+        for by_name in (False, True):
+            before = len(reads)
+            measure_backend("remote", url, str(here), 2, 2, 1, 0, by_name)  # in this process: counted
+            counted[by_name] = len(reads) - before
+    # the admin looked up for the cold answer, the warming questions, the answer after the one
+    # write, and the steady questions
+    assert counted[True] - counted[False] == 4, counted
