@@ -17,23 +17,17 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks import synth
-
-WB = "https://w3id.org/workbench/ns#"
-PROV = "http://www.w3.org/ns/prov#"
-LABEL = "http://www.w3.org/2004/02/skos/core#prefLabel"
-
-
-def _literal(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+from workbench.names.entities import literal
+from workbench.vocab import PROV, WB
 
 
 def one_query(subject_name: str, predicate: str, object_name: str | None) -> str:
     """The question as one SELECT; rows: (?part, ?a, ?b, ?o, ?g, ?src)."""
     t, sc, p = f"<{synth.RDF_TYPE}>", f"<{synth.SUBCLASS_OF}>", f"<{predicate}>"
-    names = f"GRAPH ?gs {{ ?s <{LABEL}> {_literal(subject_name)} }}"
+    names = f"GRAPH ?gs {{ ?s <{synth.PREF_LABEL}> {literal(subject_name)} }}"
     if object_name is not None:
-        names += f" GRAPH ?go {{ ?o <{LABEL}> {_literal(object_name)} }}"
-    record = f"GRAPH ?m {{ ?g <{WB}status> <{WB}Active> ; <{PROV}wasDerivedFrom> ?src }}"
+        names += f" GRAPH ?go {{ ?o <{synth.PREF_LABEL}> {literal(object_name)} }}"
+    record = f"GRAPH ?m {{ ?g {WB.status} {WB.Active} ; {PROV.wasDerivedFrom} ?src }}"
     kinds = f"?s {t} ?k0 . ?k0 {sc}* ?a ."
     return f"""SELECT ?part ?a ?b ?o ?g ?src WHERE {{
   {{ {names} GRAPH ?g {{ ?s {p} ?o }} {record} BIND("fact" AS ?part) BIND(?s AS ?a) }}

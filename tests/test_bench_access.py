@@ -110,7 +110,7 @@ def test_bench_access_finds_the_admin_by_name_when_asked(tmp_path: Path, monkeyp
     another process may write, that reads the users from the store each time."""
     from benchmarks.access import measure_backend
     from benchmarks.ask_remote import served
-    from workbench.store.remote import RemoteStore
+    from tests.test_one_directory import _directory_reads
 
     out = tmp_path / "access.json"
     args = ["bench", "access", "--relations", "2w", "--questions", "2", "--writes", "1", "--backends", "remote",
@@ -124,15 +124,7 @@ def test_bench_access_finds_the_admin_by_name_when_asked(tmp_path: Path, monkeyp
     admin = data["backends"]["remote"]["readers"]["admin"]
     assert admin["access"] == {"group:a": "recorded", "group:b": "recorded"} and admin["wrong"] == []
 
-    reads: list[str] = []
-    real = RemoteStore.select
-
-    def select(self: RemoteStore, query: str) -> Any:
-        if "wb:tokenHash" in query and "wb:User" in query:  # the users' directory
-            reads.append(query)
-        return real(self, query)
-
-    monkeypatch.setattr(RemoteStore, "select", select)
+    reads = _directory_reads(monkeypatch)
     here, counted = tmp_path / "work" / "2w", {}
     with served(here / "oxigraph", here / "again.log") as url:
         for by_name in (False, True):
