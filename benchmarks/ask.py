@@ -239,18 +239,23 @@ def _floor_values(q: Question, got: frozenset[str]) -> frozenset[str]:
     return frozenset({q.obj}) if q.obj and got else (frozenset() if q.obj else got)
 
 
+PATTERN = "pattern: "  # how metered() names a quad pattern read
+
+
 @contextmanager
 def metered(store: Any) -> Iterator[list[tuple[float, int, str]]]:
-    """Count and time every SPARQL call on ``store`` (select, ask, construct) while inside."""
+    """Count and time every store call on ``store`` while inside: SPARQL (select, ask, construct)
+    and quad patterns (matching: their text starts with :data:`PATTERN`)."""
     calls: list[tuple[float, int, str]] = []
-    names = ("select", "ask", "construct")
+    names = ("select", "ask", "construct", "matching")
     originals = {n: getattr(store, n) for n in names}
 
-    def wrap(fn: Callable[[str], Any]) -> Callable[[str], Any]:
-        def timed(query: str) -> Any:
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any) -> Any:
             start = time.perf_counter()
-            out = fn(query)
-            calls.append(((time.perf_counter() - start) * 1e3, len(out) if isinstance(out, list) else int(out), query))
+            out = fn(*args)
+            text = args[0] if isinstance(args[0], str) else PATTERN + " ".join(str(a) if a else "?" for a in args)
+            calls.append(((time.perf_counter() - start) * 1e3, len(out) if isinstance(out, list) else int(out), text))
             return out
 
         return timed
@@ -294,7 +299,8 @@ def ask_tier(c: Contenders, tier: str, questions: Sequence[Question], bar: Any, 
             start = time.perf_counter()
             answer = c.workbench(q)
             run.instrumented_ms.append((time.perf_counter() - start) * 1e3)
-        run.queries_all.append(len(calls))
+        run.queries_all.append(sum(not text.startswith(PATTERN) for _, _, text in calls))
+        run.patterns_all.append(sum(text.startswith(PATTERN) for _, _, text in calls))
         run.sparql_ms.append(sum(ms for ms, _, _ in calls))
         for name, why in (("workbench", check_answer(q, answer)), ("answer", check_answer(q, c.answer(q)))):
             if why:

@@ -3,8 +3,9 @@
 Issue 19, part 2. ``bench ask``'s questions (per tier) asked of a store ``bench ask`` built (its
 ``--workdir``/SIZE/workbench), each once to warm up and then ``--repeat`` times, with no profiler:
 the time of each part of ``Workbench.ask`` is read with ``perf_counter`` around it, and every
-store call inside a part is charged to that part, so each part splits into the store's own work
-(the query and reading its rows) and the Python around it. Printed in microseconds per question.
+store call inside a part (a query, or a quad pattern: ``Store.matching``) is charged to that part,
+so each part splits into the store's own work (the query and reading its rows) and the Python
+around it. Printed in microseconds per question.
 
 The parts: name binding (``answers.binding.bind``), the rules (``rules.engine.Engine.solve``:
 premises, closures, negatives riding along), the proofs (``answers.proofs.Prover``: labels,
@@ -77,7 +78,7 @@ def instrument(meter: Meter) -> Iterator[None]:
     wrapped = [(binding, "bind", "name binding"), (engine.Engine, "solve", "rules"),
                (proofs.Prover, "__init__", "proofs"), (proofs.Prover, "proof", "proofs"),
                (answers_ask, "ask", "answer")]
-    reads = [(PyoxStore, name, "") for name in ("select", "ask", "construct")]
+    reads = [(PyoxStore, name, "") for name in ("select", "ask", "construct", "matching")]
     saved = [(owner, name, owner.__dict__[name]) for owner, name, _ in wrapped + reads]
     for owner, name, part in wrapped:
         setattr(owner, name, meter.part(part, getattr(owner, name)))

@@ -62,8 +62,9 @@ def test_bench_ask_tiny(tmp_path: Path) -> None:
                 assert len(c["samples_ms"]) == 3 and 0 < c["p50_ms"] <= c["p99_ms"], name
             for ratio in tier["ratio_p50"].values():
                 assert math.isfinite(ratio) and ratio > 0
-            assert tier["queries_per_question"]["engine"] >= 1
-            assert tier["queries_per_question"]["workbench_ask"] > tier["queries_per_question"]["engine"]
+            # on the embedded store the engine's lone lookups are quad patterns, not queries
+            assert tier["queries_per_question"]["workbench_ask"] + tier["patterns_per_question"] >= 1
+            assert tier["queries_per_question"]["workbench_ask"] >= tier["queries_per_question"]["engine"]
     one, two = data["sizes"]
     assert one["pyshacl"]["materialise_s"] > 0 and one["pyshacl"]["triples_after"] > one["pyshacl"]["triples_before"]
     assert "pyshacl" in one["tiers"]["derived"]["contenders"] and "pyshacl-focus" in one["tiers"]["derived"]["contenders"]

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pyoxigraph as ox
 
+from workbench import records
 from workbench.answers.evidence import Described, iris_of, pattern
 from workbench.answers.proofs import Prover
 from workbench.records import effective
@@ -24,6 +25,7 @@ from workbench.store import Store
 from workbench.store.base import Row as StoreRow
 from workbench.values.answers import Answer, Finding, Recorded, Tier
 from workbench.values.rules import RuleSet
+from workbench.vocab import OWL, RDF
 
 
 def primed(store: Store, rules: RuleSet, relation: ox.NamedNode, subject: str, obj: str | None) -> Primed:
@@ -60,7 +62,8 @@ def ask(
     else:
         # With the goal's first query: the negative facts, and the words for the question's own
         # terms (what an answer with no proof needs: a round trip fewer for "no evidence").
-        negated = engine.ride(_negatives_pattern(subject, relation, obj, as_of))
+        negated = (functools.partial(_negatives_by_patterns, store, subject, relation, obj) if engine.reads.patterns
+                   else engine.ride(_negatives_pattern(subject, relation, obj, as_of)))
         unnamed = kept.wanted(iris_of(own))
         named = engine.ride(q) if (q := pattern(*unnamed)) else None
     result = engine.solve(subject, relation, obj)
@@ -156,6 +159,23 @@ def _negatives_branches(s: ox.NamedNode, p: ox.NamedNode, o: ox.NamedNode | None
                  {{ ?n owl:targetIndividual ?o }} UNION {{ ?n owl:targetValue ?o }} }} {same}
                {effective("?g", as_of=as_of)}""",
             f"GRAPH ?x {{ {p} a owl:FunctionalProperty }} BIND(true AS ?f)"]
+
+
+def _negatives_by_patterns(store: Store, s: ox.NamedNode, p: ox.NamedNode, o: ox.NamedNode | None) -> list[StoreRow]:
+    """:func:`_negatives_pattern`'s solutions for a normal read, read by quad patterns (a store
+    where they are cheap: :attr:`Store.cheap_patterns`)."""
+    rows: list[StoreRow] = []
+    for q in store.matching(None, OWL.sourceIndividual, s):
+        n, g = q.subject, q.graph_name
+        if isinstance(n, ox.Triple) or not store.matching(n, OWL.assertionProperty, p, g):  # type: ignore[arg-type]
+            continue
+        said = [t.object for way in (OWL.targetIndividual, OWL.targetValue)
+                for t in store.matching(n, way, None, g) if o is None or t.object == o]  # type: ignore[arg-type]
+        if said and records.active(store, g):  # type: ignore[arg-type]
+            rows += [{"o": v, "g": g, "f": None} for v in said]  # type: ignore[dict-item]
+    if store.matching(p, RDF.type, OWL.FunctionalProperty):
+        rows.append({"o": None, "g": None, "f": ox.Literal(True)})
+    return rows
 
 
 def _negatives(

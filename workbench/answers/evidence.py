@@ -11,7 +11,7 @@ terms can ride with its first query (:meth:`Described.wanted`), a round trip few
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pyoxigraph as ox
 
@@ -108,6 +108,7 @@ class Described(PerStore):
         super().__init__(store)
         self._version: str | None = None
         self._rows: dict[str, list[Row]] = {}  # "t" + an IRI: its words; "r" + a record: its provenance
+        self._leaves: Leaves = {}  # what _leaves built from them
         self._lock = threading.Lock()
 
     def wanted(self, iris: Iterable[str], records: Iterable[str] = ()) -> tuple[list[str], list[str]]:
@@ -117,6 +118,7 @@ class Described(PerStore):
             if version != self._version:
                 self._version = version
                 self._rows.clear()
+                self._leaves.clear()
             return ([i for i in sorted(set(iris)) if "t" + i not in self._rows],
                     [r for r in sorted(set(records)) if "r" + r not in self._rows])
 
@@ -132,7 +134,22 @@ class Described(PerStore):
         with self._lock:
             if len(self._rows) + len(found) > self.LIMIT:
                 self._rows.clear()
+                self._leaves.clear()
             self._rows.update(found)
+
+    def leaves(self, pairs: list[tuple[Triple, ox.NamedNode]], labels: Callable[[], Labels]) -> Leaves:
+        """The recorded leaves of ``pairs`` (described already), built once a version."""
+        with self._lock:
+            version = self._version
+            out = {k: leaf for t, r in pairs if (leaf := self._leaves.get(k := (t, r.value))) is not None}
+        todo = [(t, r) for t, r in pairs if (t, r.value) not in out]
+        if todo:
+            rows = self.rows((), sorted({r.value for _, r in todo}))
+            out.update(built := _leaves(rows, todo, labels()))
+            with self._lock:
+                if version == self._version:
+                    self._leaves.update(built)
+        return out
 
     def rows(self, iris: Iterable[str], records: Iterable[str]) -> list[Row]:
         with self._lock:
@@ -161,9 +178,8 @@ def describe(
     missing = kept.wanted(iris, records)
     if (asked := pattern(*missing)) is not None:
         kept.take(*missing, store.select(PREFIXES + f"SELECT * WHERE {{ {asked} }}"))
-    rows = kept.rows(iris, records)
-    labels = Labels(rows=[r for r in rows if r.get("t") is not None])
-    return labels, _leaves([r for r in rows if r.get("r") is not None], pairs, labels)
+    labels = Labels(rows=kept.rows(iris, ()))
+    return labels, kept.leaves(pairs, lambda: labels)
 
 
 def _leaves(rows: list[Row], pairs: list[tuple[Triple, ox.NamedNode]], labels: Labels) -> Leaves:

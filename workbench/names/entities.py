@@ -9,6 +9,7 @@ records that it undid the merge. Resolution follows merges to the entity kept.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
@@ -19,6 +20,7 @@ from workbench.names.keys import name_key
 from workbench.records.acts import activity
 from workbench.store import Store
 from workbench.store.base import reach
+from workbench.store.caches import PerStore
 from workbench.values.records import Entity, Resolution
 from workbench.vocab import OWL, PREFIXES, PROV, RDF, SKOS, WB
 
@@ -69,12 +71,32 @@ def _matches(store: Store, keys: Iterable[str]) -> list[tuple[str, str, str]]:
     path, which some engines evaluate wrongly inside OPTIONAL (Virtuoso 7 drops every row).
     """
     keys = sorted(set(keys))
-    named: list[tuple[str, str, str | None]] = []
-    for start in range(0, len(keys), NAMES_A_QUERY):
-        rows = store.select(names_query(keys[start : start + NAMES_A_QUERY]))
-        named += [(r["k"].value, r["e"].value, r["into"].value if r["into"] else None) for r in rows]  # type: ignore[union-attr]
+    named = _named(store, keys) if store.cheap_patterns else [
+        (r["k"].value, r["e"].value, r["into"].value if r["into"] else None)  # type: ignore[union-attr]
+        for start in range(0, len(keys), NAMES_A_QUERY)
+        for r in store.select(names_query(keys[start : start + NAMES_A_QUERY]))]
     ends = merged_into(store, {into for _, _, into in named if into})
     return sorted({(k, e, ends[into] if into else e) for k, e, into in named})
+
+
+def _named(store: Store, keys: list[str]) -> list[tuple[str, str, str | None]]:
+    """The rows :func:`names_query` gives, read by quad patterns (a store where they are cheap)."""
+    out: set[tuple[str, str, str | None]] = set()
+    for k in keys:
+        for q in store.matching(None, None, ox.Literal(k)):  # one read for the three ways to name
+            if q.predicate in _NAMING and not isinstance(q.subject, ox.Triple):
+                merges = store.matching(q.subject, OWL.sameAs, None)
+                into = {m.object.value for m in merges if _registered(m.graph_name)}  # type: ignore[union-attr]
+                out.update((k, q.subject.value, i) for i in into or {None})
+    return sorted(out, key=str)
+
+
+_NAMING = (WB.nameKey, SKOS.prefLabel, SKOS.altLabel)
+
+
+def _registered(g: object) -> bool:
+    """:func:`registered` for one graph."""
+    return g == ENTITIES_GRAPH or (isinstance(g, ox.NamedNode) and g.value.startswith(SOURCE_PREFIX))
 
 
 def merged_into(store: Store, starts: set[str]) -> dict[str, str]:
@@ -85,12 +107,45 @@ def merged_into(store: Store, starts: set[str]) -> dict[str, str]:
 
 
 def resolve_keys(store: Store, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """For each name key, the entities it binds to after following merges (sorted IRIs)."""
+    """For each name key, the entities it binds to after following merges (sorted IRIs); on a
+    store whose quad patterns are cheap, kept while its version stays (:class:`_Bound`)."""
     keys = sorted(set(keys))
+    return _Bound.of(store).resolve(keys) if store.cheap_patterns else _resolve(store, keys)
+
+
+def _resolve(store: Store, keys: list[str]) -> dict[str, tuple[str, ...]]:
     found: dict[str, set[str]] = {k: set() for k in keys}
     for key, _, bound in _matches(store, keys):
         found[key].add(bound)
     return {k: tuple(sorted(iris)) for k, iris in found.items()}
+
+
+class _Bound(PerStore):
+    """What name keys bind to on one store, kept while its version stays: names, aliases and
+    merges change only by a write, which moves it. For a store this process reads cheaply
+    (:attr:`Store.cheap_patterns`), where the version is known without asking anyone."""
+
+    LIMIT = 20_000  # keys kept at most; past it the keeper starts again
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self._version: str | None = None
+        self._bound: dict[str, tuple[str, ...]] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, keys: list[str]) -> dict[str, tuple[str, ...]]:
+        version = self.store.version()
+        with self._lock:
+            if version != self._version or len(self._bound) + len(keys) > self.LIMIT:
+                self._version, self._bound = version, {}
+            out = {k: self._bound[k] for k in keys if k in self._bound}
+        missing = [k for k in keys if k not in out]
+        if missing:
+            out.update(found := _resolve(self.store, missing))
+            with self._lock:
+                if version == self._version:
+                    self._bound.update(found)
+        return out
 
 
 def resolve(store: Store, name: str) -> Resolution:

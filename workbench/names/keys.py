@@ -13,11 +13,13 @@ True
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 from workbench.errors import Invalid
 
 
+@functools.lru_cache(maxsize=4096)  # a question's names are keyed several times on its way
 def name_key(name: str) -> str:
     """The key a name binds through. Raises :class:`Invalid` for an empty name."""
     text = unicodedata.normalize("NFC", name)

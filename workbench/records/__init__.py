@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from workbench.errors import Invalid, NotFound, Unsupported
 from workbench.ids import TOKENS_GRAPH, id_from_iri, record_iri
 from workbench.store import Store
 from workbench.store.base import reach
+from workbench.store.caches import PerStore
 from workbench.values.records import Record, RecordType, Source, Status, Tombstone
 from workbench.vocab import DCTERMS, PREFIXES, PROV, WB
 
@@ -99,6 +101,41 @@ def effective(r: str = "?r", *, as_of: str | None = None, status: Status | None 
         FILTER(!BOUND({v}_t) || SUBSTR(STR({v}_t), 1, 10) > {d})""") + f"""
         FILTER NOT EXISTS {{ {meta(v + "_n", f"{v}_n wb:supersedes {r} . {applies_from(v + '_n', v + '_nfrom')}")}
             FILTER(SUBSTR(STR({v}_nfrom), 1, 10) <= {d}) }}"""
+
+
+def active(store: Store, record: ox.NamedNode | ox.BlankNode) -> bool:
+    """Whether a normal read sees the assertion ``record``, as :func:`effective` with no as-of
+    date keeps it (active, and no record superseding it), read by quad patterns: for a store
+    whose patterns are cheap (:attr:`Store.cheap_patterns`). Kept while the store's version
+    stays (:class:`_Active`)."""
+    return _Active.of(store).sees(record)
+
+
+class _Active(PerStore):
+    """:func:`active` for the records asked about, kept for one store while its version stays:
+    a record's status, and what supersedes it, change only by a write, which moves it."""
+
+    LIMIT = 100_000  # records kept at most; past it the keeper starts again
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self._version: str | None = None
+        self._seen: dict[ox.NamedNode | ox.BlankNode, bool] = {}
+        self._lock = threading.Lock()
+
+    def sees(self, record: ox.NamedNode | ox.BlankNode) -> bool:
+        version = self.store.version()
+        with self._lock:
+            if version != self._version or len(self._seen) >= self.LIMIT:
+                self._version, self._seen = version, {}
+            found = self._seen.get(record)
+        if found is None:
+            found = bool(self.store.matching(record, WB.status, WB.Active)) and not self.store.matching(
+                None, WB.supersedes, record)
+            with self._lock:
+                if version == self._version:
+                    self._seen[record] = found
+        return found
 
 
 def find(

@@ -3,6 +3,8 @@ closure edges, and keeping the smallest proof per distinct solution."""
 
 from __future__ import annotations
 
+import functools
+
 import pyoxigraph as ox
 
 from workbench.rules.proof import Row, Triple
@@ -18,9 +20,14 @@ def domains(rows: list[Row], filters: list[Filter | NotExists], bound: set[str])
     return rows
 
 
-def shape(p: Premise, cols: list[str]) -> tuple[str, list[str]]:
+def shape(p: Premise, cols: list[str]) -> tuple[str, tuple[str, ...]]:
     """A premise's pattern with its variables named by position (bound ones by their column),
     and its free variables in that order."""
+    return _shape(p, tuple(cols))
+
+
+@functools.lru_cache(maxsize=4096)  # a question's lookups ask it several times a premise
+def _shape(p: Premise, cols: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     names = {c: f"b{i}" for i, c in enumerate(cols)}
     free: list[str] = []
     for t in (p.s, p.p, p.o):
@@ -31,7 +38,7 @@ def shape(p: Premise, cols: list[str]) -> tuple[str, list[str]]:
     def show(t: object) -> str:
         return names[t.name] if isinstance(t, Var) else str(t)
 
-    return f"{show(p.s)} {show(p.p)} {show(p.o)} {p.metadata}", free
+    return f"{show(p.s)} {show(p.p)} {show(p.o)} {p.metadata}", tuple(free)
 
 
 def bound_score(p: Premise, bound: set[str], derivable: bool) -> int:

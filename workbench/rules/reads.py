@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 import pyoxigraph as ox
 
+from workbench import records
 from workbench.errors import StoreUnavailable
 from workbench.records import effective, meta
 from workbench.rules.bindings import dedupe, ground, match, reach, shape, value, values_block
@@ -22,6 +23,7 @@ from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Va
 from workbench.vocab import PREFIXES
 
 MAX_CLOSURE = 64
+PATTERN_KEYS = 8  # a lone lookup's keys read by quad patterns at most (a query costs 8-15 patterns' time)
 CLOSURE_LEVELS = 4  # levels of a closure walked in one query over a network (a chain of joins per level)
 Lookup = tuple[Premise, list[str], list[tuple[Node, ...]]]  # a lone premise, its bound columns, their values
 
@@ -42,17 +44,22 @@ class Reads:
         # predicates asked for, and the node's facts with them (see :meth:`expand`).
         self.about: dict[Node, tuple[frozenset[str], list[tuple[Triple, ox.NamedNode]]]] = {}
         self.seen: dict[tuple[str, tuple[Node, ...]], list[tuple[tuple[Node, ...], Fact]]] = {}
+        # a lone lookup read by quad patterns, not a query (see :meth:`by_patterns`)
+        self.patterns = store.cheap_patterns and as_of is None
         self.rides: dict[int, str] = {}  # group patterns to send with the next batched lookups
         self.ridden: dict[int, list[StoreRow]] = {}
 
     def select(self, query: str) -> list[StoreRow]:
         """The one door to the store: counted, and refused past the deadline (work a request no
         longer waits for stops at its next query)."""
+        self.check_deadline()
+        self.queries += 1
+        return self.store.select(PREFIXES + query)
+
+    def check_deadline(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise StoreUnavailable("the rules' conclusions were not done within the deadline; name the subject "
                                    "or the relation in the query to reason over less")
-        self.queries += 1
-        return self.store.select(PREFIXES + query)
 
     def ride(self, pattern: str) -> Callable[[], list[StoreRow]]:
         """A query of the caller's (a group pattern) sent with the engine's next batched lookups,
@@ -96,11 +103,43 @@ class Reads:
         form, free = shape(p, cols)
         missing = [k for k in keys if not self.known(p, cols, k)]
         if missing:
-            self.remember(p, cols, missing, self.query([p], cols, missing, []))
+            found = (self.by_patterns(p, cols, missing) if self.natively(p, len(missing))
+                     else self.query([p], cols, missing, []))
+            self.remember(p, cols, missing, found)
         return {
             k: [(dict(zip(free, values, strict=True)), ((p.index, fact),)) for values, fact in self.seen[(form, k)]]
             for k in keys
         }
+
+    def natively(self, p: Premise, keys: int) -> bool:
+        """Whether a lone lookup of ``p`` under ``keys`` keys is read by quad patterns: on a store
+        where they are cheap, for a normal read (an as-of read's records need dates compared), of
+        a premise about content (not a record's metadata, not a closure), a few keys at most."""
+        return self.patterns and keys <= PATTERN_KEYS and not p.metadata and not isinstance(p.p, Closure)
+
+    def by_patterns(
+        self, p: Premise, cols: list[str], keys: list[tuple[Node, ...]]
+    ) -> dict[tuple[Node, ...], list[Match]]:
+        """:meth:`query` of one premise, read by quad patterns (:meth:`Store.matching`), each
+        match's record kept if a normal read sees it (:func:`records.active`)."""
+        self.check_deadline()
+        outs = sorted(p.vars() - set(cols))
+        out: dict[tuple[Node, ...], list[Match]] = {}
+        for key in keys:
+            if any(isinstance(t, ox.BlankNode) for t in key):
+                continue  # as a query's VALUES leaves it out (values_block)
+            vals = dict(zip(cols, key, strict=True))
+            s, pred, o = (None if isinstance(t, Var) and t.name not in vals else value(t, vals)  # type: ignore[arg-type]
+                          for t in (p.s, p.p, p.o))
+            if pred is not None and not isinstance(pred, ox.NamedNode):
+                continue
+            for q in self.store.matching(s, pred, o):
+                found = match(p, (q.subject, q.predicate, q.object), vals)  # type: ignore[arg-type]
+                if found is None or not records.active(self.store, q.graph_name):  # type: ignore[arg-type]
+                    continue
+                fact = Fact(ground(p, found), q.graph_name)  # type: ignore[arg-type]
+                out.setdefault(key, []).append(({v: found[v] for v in outs}, ((p.index, fact),)))
+        return out
 
     def known(self, p: Premise, cols: list[str], key: tuple[Node, ...]) -> bool:
         """Whether a lone lookup's matches under ``key`` are in the cache: looked up before, or

@@ -75,18 +75,22 @@ class _Gate:
         self._shut = False
         self._mine = threading.local()
 
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[None]:
-        nested = getattr(self._mine, "depth", 0)
-        with self._cond:
-            if not nested:
+    def reading(self) -> _Gate:
+        """``with gate.reading():`` a read. Nested in this thread's read, it takes no lock: the
+        swap waits for the outer one (a question's, then each of its quad patterns)."""
+        return self
+
+    def __enter__(self) -> None:
+        depth = getattr(self._mine, "depth", 0)
+        if not depth:
+            with self._cond:
                 self._cond.wait_for(lambda: not self._shut)
-            self._readers += 1
-        self._mine.depth = nested + 1
-        try:
-            yield
-        finally:
-            self._mine.depth = nested
+                self._readers += 1
+        self._mine.depth = depth + 1
+
+    def __exit__(self, *exc: object) -> None:
+        self._mine.depth -= 1
+        if not self._mine.depth:
             with self._cond:
                 self._readers -= 1
                 self._cond.notify_all()
@@ -174,6 +178,13 @@ class EmbeddedStore(PyoxStore):
 
     def _reading(self) -> contextlib.AbstractContextManager[None]:
         return self._gate.reading()
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A question's reads inside one pass of the gate: each of its many small reads (quad
+        patterns, :attr:`cheap_patterns`) then passes it without taking a lock."""
+        with self._gate.reading():
+            yield
 
     def update(self, update: str) -> None:
         with self._writing:

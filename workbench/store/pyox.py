@@ -87,6 +87,17 @@ class PyoxStore(Store):
         with self._reading():
             return next(iter(self._db.quads_for_pattern(None, None, None, graph)), None) is not None
 
+    cheap_patterns = True
+
+    def matching(self, s: ox.NamedNode | ox.BlankNode | ox.Literal | None, p: ox.NamedNode | None,
+                 o: ox.NamedNode | ox.BlankNode | ox.Literal | None,
+                 graph: ox.NamedNode | ox.BlankNode | None = None) -> list[ox.Quad]:
+        if isinstance(s, ox.Literal):
+            return []
+        with self._reading():
+            return [q for q in self._db.quads_for_pattern(s, p, o, graph)
+                    if not isinstance(q.graph_name, ox.DefaultGraph)]
+
     def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
         with self._reading():
             for quad in self._db.quads_for_pattern(None, None, None, graph):
