@@ -7,7 +7,7 @@ version, or described afresh: both ways, interleaved, in one run.
 Each of ``bench ask``'s questions is asked with ``Engine.ahead`` on and off (the walk fetching
 what the body looks up next about each node it reaches: ``Reads.expand``), alternately,
 ``--repeat`` times each, on each backend; printed: p50 per tier and way, the ratio on/off, store
-calls (round trips on the remote one) per question, and whether every answer (tier, values,
+calls (queries and quad patterns; round trips on the remote one) per question, and whether every answer (tier, values,
 proofs, sources) was the same both ways. Exits 1 if one was not.
 
 ``--toggle kept`` compares instead what answers described kept while the store's version stays
@@ -32,7 +32,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ask import pick_questions, question_options
+from benchmarks.ask import metered, pick_questions, question_options
 from benchmarks.ask_remote import served
 from benchmarks.ask_results import TIERS
 
@@ -42,13 +42,11 @@ def _asked(wb: Any, q: Any, way: bool, toggle: str = "ahead") -> tuple[float, in
     from workbench.rules import engine
 
     real = engine.Engine.__init__
-    calls = []
 
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         real(self, *args, **kwargs)
         if toggle == "ahead":
             self.ahead = way
-        calls.append(self)
 
     if toggle == "kept" and not way:
         Described._kept.clear()
@@ -67,13 +65,14 @@ def _asked(wb: Any, q: Any, way: bool, toggle: str = "ahead") -> tuple[float, in
     engine.Engine.__init__ = init  # type: ignore[method-assign]
     trips = getattr(wb.store, "round_trips", None)
     try:
-        start = time.perf_counter()
-        answer = wb.ask(q.subject_name, q.relation_name, q.object_name)
-        took = time.perf_counter() - start
+        with metered(wb.store) as store_calls:  # queries and quad patterns (an embedded store's)
+            start = time.perf_counter()
+            answer = wb.ask(q.subject_name, q.relation_name, q.object_name)
+            took = time.perf_counter() - start
     finally:
         engine.Engine.__init__ = real  # type: ignore[method-assign]
         questions._first_reads = real_first
-    n = wb.store.round_trips - trips if trips is not None else sum(e.queries for e in calls)
+    n = wb.store.round_trips - trips if trips is not None else len(store_calls)
     return took, n, json.dumps(answer.to_json(), sort_keys=True)
 
 

@@ -1,6 +1,6 @@
 """Quad patterns in place of queries (issue 19, part 2): on a store where one quad pattern costs a
 few microseconds (pyoxigraph in process, ``Store.cheap_patterns``), a question's names, its lone
-lookups and its negative facts are read by patterns, not by SPARQL. Nothing else may change: on
+lookups, a level of a closure's walk and its negative facts are read by patterns, not by SPARQL. Nothing else may change: on
 random stores (records active, superseded, retracted or without a status, supersession cycles,
 names in registered and unregistered graphs, merges, negative facts), each read gives what its
 query gives, and every rule's conclusions and proofs are the same with patterns and without."""
@@ -33,6 +33,8 @@ STATUSES = [WB.Active, WB.Active, WB.Superseded, WB.Retracted, None]
 KEYS = ["a", "b", "my car", "car"]
 NAMING = [WB.nameKey, SKOS.prefLabel, SKOS.altLabel, ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#label")]
 E = "urn:wb:entity:"
+
+pytestmark = pytest.mark.usefixtures("walks_read_afresh")  # each way walks the kinds itself
 
 
 @st.composite

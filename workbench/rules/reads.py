@@ -351,7 +351,8 @@ class Reads:
         """Fetch the edges of ``nodes`` and of what they reach in fewer than ``levels`` steps, in
         one query (a union of chains, one a level), each edge with its record. The same edges as
         one query a level: each level's chain starts from a node the level before reached. A
-        blank node's edges are never asked (it cannot be written in a query).
+        blank node's edges are never asked (it cannot be written in a query). Where quad patterns
+        are cheap (:meth:`natively`), a level of a few nodes is read by patterns instead.
 
         Walking forward, ``ahead`` widens each node's last step to its facts with those
         predicates too (what the body looks up next about the nodes the walk reaches, such as
@@ -364,22 +365,10 @@ class Reads:
         if not todo:
             return
         wide = sorted({pred.value, *ahead}) if forward and ahead else []
-        hop = "?{a} {p} ?{b}" if forward else "?{b} {p} ?{a}"
-
-        def step(a: str, b: str, g: str, p: str = str(pred)) -> str:
-            return f"GRAPH ?{g} {{ {hop.format(a=a, b=b, p=p)} }} {effective('?' + g, as_of=self.as_of)}"
-
-        last = "?p" if wide else str(pred)
-        only = f"FILTER(?p IN ({', '.join(f'<{p}>' for p in wide)}))" if wide else ""
-        starts = " ".join(str(n) for n in todo)
-        branches = []
-        for level in range(levels):
-            chain = ["s", *(f"m{i}" for i in range(1, level + 1))]
-            hops = " ".join(step(chain[i], chain[i + 1], f"h{i}") for i in range(level))
-            branches.append(f"{{ VALUES ?s {{ {starts} }} {hops} {step(chain[-1], 'b', 'g', last)} {only} "
-                            f"BIND(?{chain[-1]} AS ?a) BIND({level + 1} AS ?level) }}")
-        rows = self.select(f"SELECT DISTINCT ?level ?a ?b ?g{' ?p' if wide else ''} "
-                           f"WHERE {{ {' UNION '.join(branches)} }}")
+        if self.patterns and levels == 1 and not wide and len(todo) <= PATTERN_KEYS:
+            rows = self.edges_by_patterns(pred, forward, todo)
+        else:
+            rows = self.select(self.walk_query(pred, forward, todo, levels, wide))
         found: set[tuple[Node, Node, ox.NamedNode]] = set()
         facts: dict[Node, set[tuple[Triple, ox.NamedNode]]] = {n: set() for n in todo if n not in known}
         for r in rows:
@@ -403,6 +392,39 @@ class Reads:
             for n, about in facts.items():
                 if n not in known:  # (a node expanded before had its facts skipped above)
                     self.about[n] = (frozenset(wide), sorted(about, key=str))
+
+    def walk_query(self, pred: ox.NamedNode, forward: bool, todo: Sequence[Node], levels: int,
+                   wide: list[str]) -> str:
+        """:meth:`expand`'s query: a union of chains, one a level, from ``todo``."""
+        hop = "?{a} {p} ?{b}" if forward else "?{b} {p} ?{a}"
+
+        def step(a: str, b: str, g: str, p: str = str(pred)) -> str:
+            return f"GRAPH ?{g} {{ {hop.format(a=a, b=b, p=p)} }} {effective('?' + g, as_of=self.as_of)}"
+
+        last = "?p" if wide else str(pred)
+        only = f"FILTER(?p IN ({', '.join(f'<{p}>' for p in wide)}))" if wide else ""
+        starts = " ".join(str(n) for n in todo)
+        branches = []
+        for level in range(levels):
+            chain = ["s", *(f"m{i}" for i in range(1, level + 1))]
+            hops = " ".join(step(chain[i], chain[i + 1], f"h{i}") for i in range(level))
+            branches.append(f"{{ VALUES ?s {{ {starts} }} {hops} {step(chain[-1], 'b', 'g', last)} {only} "
+                            f"BIND(?{chain[-1]} AS ?a) BIND({level + 1} AS ?level) }}")
+        return f"SELECT DISTINCT ?level ?a ?b ?g{' ?p' if wide else ''} WHERE {{ {' UNION '.join(branches)} }}"
+
+    def edges_by_patterns(self, pred: ox.NamedNode, forward: bool, nodes: Sequence[Node]) -> list[StoreRow]:
+        """:meth:`expand`'s rows for one level, read by quad patterns (a pattern a node), each
+        edge kept if a normal read sees its record."""
+        self.check_deadline()
+        rows: list[StoreRow] = []
+        for n in nodes:
+            for q in self.store.matching(n, pred, None) if forward else self.store.matching(None, pred, n):
+                if records.active(self.store, q.graph_name):  # type: ignore[arg-type]
+                    rows.append({"level": _ONE, "a": n, "b": q.object if forward else q.subject, "g": q.graph_name})  # type: ignore[dict-item]
+        return rows
+
+
+_ONE = ox.Literal(1)  # the level of an edge read by patterns
 
 
 def _depths(starts: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]]) -> dict[Node, int]:
