@@ -181,3 +181,55 @@ def test_the_sample_answers_the_same_with_patterns_and_with_queries(tmp_path: ob
             assert run() == native
     finally:
         wb.close()
+
+
+def test_what_is_kept_per_version_stays_bounded_and_answers_the_same(tmp_path: object) -> None:
+    """Past its bound each keeper starts again (a server that runs for weeks without a write keeps
+    at most that much); the answers are the same as with room for everything."""
+    from workbench.answers.evidence import Described
+
+    wb = Workbench.open(tmp_path, create=True)  # type: ignore[arg-type]
+    wb.init(sample=True)
+    try:
+        def run() -> list[str]:
+            return [json.dumps(wb.ask(s, r, o).to_json(), sort_keys=True) for s, r, o in QUESTIONS * 2]
+
+        def sizes() -> tuple[int, ...]:
+            described = Described.of(wb.store)
+            return (len(described._leaves), len(described._rows), len(entities._Bound.of(wb.store)._bound),
+                    len(records._Active.of(wb.store)._seen))
+
+        roomy = run()
+        full = sizes()
+        assert min(full) > 3
+        with pytest.MonkeyPatch.context() as mp:
+            for keeper in (Described, entities._Bound, records._Active):
+                mp.setattr(keeper, "LIMIT", 3)
+                keeper._kept.clear()  # kept so far: forgotten, so the run fills the keepers again
+            assert run() == roomy
+            bounded = sizes()
+        # each started again (what one question adds may pass the bound until the next)
+        assert all(b < f for b, f in zip(bounded, full, strict=True)), (bounded, full)
+        assert bounded[2] <= 3 and bounded[3] <= 3
+    finally:
+        wb.close()
+
+
+def test_proofs_leaves_kept_start_again_past_the_bound() -> None:
+    """The leaves built for proofs are bounded on their own: many facts of few records (one
+    common-sense assertion holds a world's 700) would grow them while the rows stay few."""
+    from workbench.answers.evidence import Described, Labels
+    from workbench.vocab import DCTERMS
+
+    store = MemoryStore()
+    kept = Described.of(store)
+    kept.kept([])  # this version
+    record = RECORDS[0]
+    rows = [{"r": record, "p": p, "o": o, "sp": None, "so": None}
+            for p, o in ((DCTERMS.identifier, ox.Literal("c1")), (WB.recordType, WB.CommonSense), (WB.status, WB.Active))]
+    pairs = [((ox.NamedNode(f"{E}t{i}"), WB.has, ox.NamedNode(E + "a")), record) for i in range(6)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Described, "LIMIT", 2)
+        for start in (0, 2, 4):
+            assert len(kept.leaves(pairs[start:start + 2], Labels(), rows)) == 2  # type: ignore[arg-type]
+            assert len(kept._leaves) <= 2

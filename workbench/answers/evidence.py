@@ -11,7 +11,7 @@ terms can ride with its first query (:meth:`Described.wanted`), a round trip few
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import pyoxigraph as ox
 
@@ -113,14 +113,22 @@ class Described(PerStore):
 
     def wanted(self, iris: Iterable[str], records: Iterable[str] = ()) -> tuple[list[str], list[str]]:
         """The ``iris`` (:func:`iris_of` terms) and ``records`` not described at this version."""
+        return self.kept(iris, records)[1]
+
+    def kept(self, iris: Iterable[str], records: Iterable[str] = ()) -> tuple[list[Row], tuple[list[str], list[str]]]:
+        """What is kept of ``iris``' words and ``records``' provenance at this version (rows), and
+        what is not (:meth:`wanted`), read at once: a later :meth:`take` may start the keeper
+        again, so a question keeps its own rows."""
         version = self.store.version()  # inside a question's reading: asked once for all
         with self._lock:
             if version != self._version:
                 self._version = version
                 self._rows.clear()
                 self._leaves.clear()
-            return ([i for i in sorted(set(iris)) if "t" + i not in self._rows],
-                    [r for r in sorted(set(records)) if "r" + r not in self._rows])
+            keys = ["t" + i for i in sorted(set(iris))] + ["r" + r for r in sorted(set(records))]
+            rows = [row for key in keys for row in self._rows.get(key, ())]
+            missing = [k for k in keys if k not in self._rows]
+        return rows, ([k[1:] for k in missing if k[0] == "t"], [k[1:] for k in missing if k[0] == "r"])
 
     def take(self, iris: Iterable[str], records: Iterable[str], rows: Iterable[Row]) -> None:
         """Keep what a query of :func:`pattern` for ``iris`` and ``records`` found (nothing
@@ -137,24 +145,21 @@ class Described(PerStore):
                 self._leaves.clear()
             self._rows.update(found)
 
-    def leaves(self, pairs: list[tuple[Triple, ox.NamedNode]], labels: Callable[[], Labels]) -> Leaves:
-        """The recorded leaves of ``pairs`` (described already), built once a version."""
+    def leaves(self, pairs: list[tuple[Triple, ox.NamedNode]], labels: Labels, rows: list[Row]) -> Leaves:
+        """The recorded leaves of ``pairs``, from their records' provenance ``rows``, built once
+        a version."""
         with self._lock:
             version = self._version
             out = {k: leaf for t, r in pairs if (leaf := self._leaves.get(k := (t, r.value))) is not None}
         todo = [(t, r) for t, r in pairs if (t, r.value) not in out]
         if todo:
-            rows = self.rows((), sorted({r.value for _, r in todo}))
-            out.update(built := _leaves(rows, todo, labels()))
+            out.update(built := _leaves(rows, todo, labels))
             with self._lock:
                 if version == self._version:
+                    if len(self._leaves) + len(built) > self.LIMIT:
+                        self._leaves.clear()
                     self._leaves.update(built)
         return out
-
-    def rows(self, iris: Iterable[str], records: Iterable[str]) -> list[Row]:
-        with self._lock:
-            return [row for key in ["t" + i for i in iris] + ["r" + r for r in records]
-                    for row in self._rows.get(key, ())]
 
 
 def pattern(iris: list[str], records: list[str]) -> str | None:
@@ -175,11 +180,13 @@ def describe(
     iris = iris_of([*terms, *(t for triple, _ in pairs for t in triple)])
     records = sorted({r.value for _, r in pairs})
     kept = Described.of(store)
-    missing = kept.wanted(iris, records)
+    rows, missing = kept.kept(iris, records)
     if (asked := pattern(*missing)) is not None:
-        kept.take(*missing, store.select(PREFIXES + f"SELECT * WHERE {{ {asked} }}"))
-    labels = Labels(rows=kept.rows(iris, ()))
-    return labels, kept.leaves(pairs, lambda: labels)
+        found = store.select(PREFIXES + f"SELECT * WHERE {{ {asked} }}")
+        kept.take(*missing, found)
+        rows += found
+    labels = Labels(rows=[r for r in rows if r.get("t") is not None])
+    return labels, kept.leaves(pairs, labels, [r for r in rows if r.get("r") is not None])
 
 
 def _leaves(rows: list[Row], pairs: list[tuple[Triple, ox.NamedNode]], labels: Labels) -> Leaves:

@@ -56,6 +56,8 @@ def prefetch_names(store: Store, names: Iterable[str | None], *more: str) -> Non
     """Send the query that will bind ``names`` (None: a role not asked), and ``more`` queries,
     with the question's version check (:meth:`Store.prefetch`): on a shared server, one round
     trip for all."""
+    if not store.capabilities.round_trips:
+        return  # nothing to save elsewhere (Store.prefetch does nothing): not even the query written
     keys = sorted({name_key(n) for n in names if n})
     store.prefetch(*([names_query(keys)] if len(keys) <= NAMES_A_QUERY else []), *more)
 
