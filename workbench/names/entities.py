@@ -9,7 +9,6 @@ records that it undid the merge. Resolution follows merges to the entity kept.
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
@@ -20,7 +19,7 @@ from workbench.names.keys import name_key
 from workbench.records.acts import activity
 from workbench.store import Store
 from workbench.store.base import reach
-from workbench.store.caches import PerStore
+from workbench.store.caches import Kept
 from workbench.values.records import Entity, Resolution
 from workbench.vocab import OWL, PREFIXES, PROV, RDF, SKOS, WB
 
@@ -112,7 +111,8 @@ def resolve_keys(store: Store, keys: Iterable[str]) -> dict[str, tuple[str, ...]
     """For each name key, the entities it binds to after following merges (sorted IRIs); on a
     store whose quad patterns are cheap, kept while its version stays (:class:`_Bound`)."""
     keys = sorted(set(keys))
-    return _Bound.of(store).resolve(keys) if store.cheap_patterns else _resolve(store, keys)
+    return _Bound.of(store).many(keys, lambda missing: _resolve(store, missing)) if store.cheap_patterns \
+        else _resolve(store, keys)
 
 
 def _resolve(store: Store, keys: list[str]) -> dict[str, tuple[str, ...]]:
@@ -122,32 +122,10 @@ def _resolve(store: Store, keys: list[str]) -> dict[str, tuple[str, ...]]:
     return {k: tuple(sorted(iris)) for k, iris in found.items()}
 
 
-class _Bound(PerStore):
+class _Bound(Kept):
     """What name keys bind to on one store, kept while its version stays: names, aliases and
     merges change only by a write, which moves it. For a store this process reads cheaply
     (:attr:`Store.cheap_patterns`), where the version is known without asking anyone."""
-
-    LIMIT = 20_000  # keys kept at most; past it the keeper starts again
-
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
-        self._version: str | None = None
-        self._bound: dict[str, tuple[str, ...]] = {}
-        self._lock = threading.Lock()
-
-    def resolve(self, keys: list[str]) -> dict[str, tuple[str, ...]]:
-        version = self.store.version()
-        with self._lock:
-            if version != self._version or len(self._bound) + len(keys) > self.LIMIT:
-                self._version, self._bound = version, {}
-            out = {k: self._bound[k] for k in keys if k in self._bound}
-        missing = [k for k in keys if k not in out]
-        if missing:
-            out.update(found := _resolve(self.store, missing))
-            with self._lock:
-                if version == self._version:
-                    self._bound.update(found)
-        return out
 
 
 def resolve(store: Store, name: str) -> Resolution:

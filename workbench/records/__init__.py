@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -21,7 +20,7 @@ from workbench.errors import Invalid, NotFound, Unsupported
 from workbench.ids import TOKENS_GRAPH, id_from_iri, record_iri
 from workbench.store import Store
 from workbench.store.base import reach
-from workbench.store.caches import PerStore
+from workbench.store.caches import Kept
 from workbench.values.records import Record, RecordType, Source, Status, Tombstone
 from workbench.vocab import DCTERMS, PREFIXES, PROV, WB
 
@@ -108,34 +107,24 @@ def active(store: Store, record: ox.NamedNode | ox.BlankNode) -> bool:
     date keeps it (active, and no record superseding it), read by quad patterns: for a store
     whose patterns are cheap (:attr:`Store.cheap_patterns`). Kept while the store's version
     stays (:class:`_Active`)."""
-    return _Active.of(store).sees(record)
+    def read(records: list[ox.NamedNode | ox.BlankNode]) -> dict[ox.NamedNode | ox.BlankNode, bool]:
+        return {r: bool(store.matching(r, WB.status, WB.Active)) and not store.matching(None, WB.supersedes, r)
+                for r in records}
+    return _Active.of(store).many([record], read)[record]
 
 
-class _Active(PerStore):
+def seen(store: Store, s: ox.NamedNode | ox.BlankNode | ox.Literal | None, p: ox.NamedNode | None,
+         o: ox.NamedNode | ox.BlankNode | ox.Literal | None) -> list[ox.Quad]:
+    """The quads matching ``s p o`` in the records a normal read sees (:func:`active`): what
+    ``GRAPH ?g { s p o }`` with :func:`effective` reads, by quad patterns."""
+    return [q for q in store.matching(s, p, o) if active(store, q.graph_name)]  # type: ignore[arg-type]
+
+
+class _Active(Kept):
     """:func:`active` for the records asked about, kept for one store while its version stays:
     a record's status, and what supersedes it, change only by a write, which moves it."""
 
-    LIMIT = 100_000  # records kept at most; past it the keeper starts again
-
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
-        self._version: str | None = None
-        self._seen: dict[ox.NamedNode | ox.BlankNode, bool] = {}
-        self._lock = threading.Lock()
-
-    def sees(self, record: ox.NamedNode | ox.BlankNode) -> bool:
-        version = self.store.version()
-        with self._lock:
-            if version != self._version or len(self._seen) >= self.LIMIT:
-                self._version, self._seen = version, {}
-            found = self._seen.get(record)
-        if found is None:
-            found = bool(self.store.matching(record, WB.status, WB.Active)) and not self.store.matching(
-                None, WB.supersedes, record)
-            with self._lock:
-                if version == self._version:
-                    self._seen[record] = found
-        return found
+    LIMIT = 100_000
 
 
 def find(

@@ -120,8 +120,8 @@ class Reads:
     def by_patterns(
         self, p: Premise, cols: list[str], keys: list[tuple[Node, ...]]
     ) -> dict[tuple[Node, ...], list[Match]]:
-        """:meth:`query` of one premise, read by quad patterns (:meth:`Store.matching`), each
-        match's record kept if a normal read sees it (:func:`records.active`)."""
+        """:meth:`query` of one premise, read by quad patterns in the records a normal read
+        sees (:func:`records.seen`)."""
         self.check_deadline()
         outs = sorted(p.vars() - set(cols))
         out: dict[tuple[Node, ...], list[Match]] = {}
@@ -133,9 +133,9 @@ class Reads:
                           for t in (p.s, p.p, p.o))
             if pred is not None and not isinstance(pred, ox.NamedNode):
                 continue
-            for q in self.store.matching(s, pred, o):
+            for q in records.seen(self.store, s, pred, o):
                 found = match(p, (q.subject, q.predicate, q.object), vals)  # type: ignore[arg-type]
-                if found is None or not records.active(self.store, q.graph_name):  # type: ignore[arg-type]
+                if found is None:
                     continue
                 fact = Fact(ground(p, found), q.graph_name)  # type: ignore[arg-type]
                 out.setdefault(key, []).append(({v: found[v] for v in outs}, ((p.index, fact),)))
@@ -413,14 +413,13 @@ class Reads:
         return f"SELECT DISTINCT ?level ?a ?b ?g{' ?p' if wide else ''} WHERE {{ {' UNION '.join(branches)} }}"
 
     def edges_by_patterns(self, pred: ox.NamedNode, forward: bool, nodes: Sequence[Node]) -> list[StoreRow]:
-        """:meth:`expand`'s rows for one level, read by quad patterns (a pattern a node), each
-        edge kept if a normal read sees its record."""
+        """:meth:`expand`'s rows for one level, read by quad patterns (a pattern a node) in the
+        records a normal read sees (:func:`records.seen`)."""
         self.check_deadline()
         rows: list[StoreRow] = []
         for n in nodes:
-            for q in self.store.matching(n, pred, None) if forward else self.store.matching(None, pred, n):
-                if records.active(self.store, q.graph_name):  # type: ignore[arg-type]
-                    rows.append({"level": _ONE, "a": n, "b": q.object if forward else q.subject, "g": q.graph_name})  # type: ignore[dict-item]
+            for q in records.seen(self.store, n, pred, None) if forward else records.seen(self.store, None, pred, n):
+                rows.append({"level": _ONE, "a": n, "b": q.object if forward else q.subject, "g": q.graph_name})  # type: ignore[dict-item]
         return rows
 
 

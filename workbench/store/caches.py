@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Self
+from collections.abc import Callable, Sequence
+from typing import Any, Self, TypeVar
 
 from workbench.store.base import Store
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class PerStore:
@@ -32,3 +36,35 @@ class PerStore:
             if kept is None:
                 kept = cls._kept[store] = cls(store)
             return kept
+
+
+class Kept(PerStore):
+    """Values read from one store, kept while its version stays (every write moves it), at most
+    :attr:`LIMIT` of them (past it the keeper starts again); thread-safe. A subclass per kind of
+    value, found with :meth:`of`; for a store whose version is known without asking anyone."""
+
+    LIMIT = 20_000
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self._version: str | None = None
+        self._values: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+
+    def many(self, keys: Sequence[K], read: Callable[[list[K]], dict[K, V]]) -> dict[K, V]:
+        """The value of each of ``keys``: kept at this version, or ``read`` (the missing ones at
+        once) and kept."""
+        version = self.store.version()
+        with self._lock:
+            if version != self._version:
+                self._version, self._values = version, {}
+            out = {k: self._values[k] for k in keys if k in self._values}
+        missing = [k for k in keys if k not in out]
+        if missing:
+            out.update(found := read(missing))
+            with self._lock:
+                if version == self._version:
+                    if len(self._values) + len(found) > self.LIMIT:
+                        self._values = {}
+                    self._values.update(found)
+        return out
