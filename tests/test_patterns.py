@@ -196,7 +196,8 @@ def test_what_is_kept_per_version_stays_bounded_and_answers_the_same(tmp_path: o
 
         def sizes() -> tuple[int, ...]:
             described = Described.of(wb.store)
-            return (len(described._leaves), len(described._rows), len(entities._Bound.of(wb.store)._values),
+            return (len(described._leaves), len(described._words) + len(described._rows),
+                    len(entities._Bound.of(wb.store)._values),
                     len(records._Active.of(wb.store)._values))
 
         roomy = run()

@@ -46,24 +46,13 @@ def _rank(p: str, g: str) -> int | None:
 class Labels:
     """Words for terms: an entity's preferred name, a relation's label, a record's id."""
 
-    def __init__(self, store: Store | None = None, terms: Iterable[object] = (), *, rows: Iterable[Row] = ()) -> None:
-        self.words: dict[str, str] = {}
+    def __init__(self, store: Store | None = None, terms: Iterable[object] = (), *, rows: Iterable[Row] = (),
+                 words: dict[str, str] | None = None) -> None:
         found = list(rows)
         iris = iris_of(terms)
         if store is not None and iris:
             found += store.select(PREFIXES + f"SELECT ?t ?lg ?lp ?w WHERE {{ {_words_pattern(iris)} }}")
-        best: dict[str, tuple[int, str]] = {}
-        for row in found:
-            if row.get("w") is None:
-                continue
-            rank = _rank(row["lp"].value, row["lg"].value)  # type: ignore[union-attr]
-            if rank is None:
-                continue
-            cand = (rank, row["w"].value)  # type: ignore[union-attr]
-            t = row["t"].value  # type: ignore[union-attr]
-            if t not in best or cand < best[t]:
-                best[t] = cand
-        self.words = {t: w for t, (_, w) in best.items()}
+        self.words: dict[str, str] = {**(words or {}), **best_words(found)}
         self.words[RDF.type.value] = "is a"
 
     def __call__(self, term: object) -> str:
@@ -76,6 +65,22 @@ class Labels:
     def statement(self, triple: Triple) -> Statement:
         s, p, o = triple
         return Statement(str(s), str(p), str(o), f"{self(s)} {self(p)} {self(o)}")
+
+
+def best_words(rows: Iterable[Row]) -> dict[str, str]:
+    """Each term's word among :func:`_words_pattern`'s solutions: the best ranked (:func:`_rank`)."""
+    best: dict[str, tuple[int, str]] = {}
+    for row in rows:
+        if row.get("w") is None:
+            continue
+        rank = _rank(row["lp"].value, row["lg"].value)  # type: ignore[union-attr]
+        if rank is None:
+            continue
+        cand = (rank, row["w"].value)  # type: ignore[union-attr]
+        t = row["t"].value  # type: ignore[union-attr]
+        if t not in best or cand < best[t]:
+            best[t] = cand
+    return {t: w for t, (_, w) in best.items()}
 
 
 def iris_of(terms: Iterable[object]) -> list[str]:
@@ -107,42 +112,55 @@ class Described(PerStore):
     def __init__(self, store: Store) -> None:
         super().__init__(store)
         self._version: str | None = None
-        self._rows: dict[str, list[Row]] = {}  # "t" + an IRI: its words; "r" + a record: its provenance
+        self._words: dict[str, str | None] = {}  # an IRI: its word (None: it has none)
+        self._rows: dict[str, list[Row]] = {}  # a record: its provenance
         self._leaves: Leaves = {}  # what _leaves built from them
         self._lock = threading.Lock()
 
     def wanted(self, iris: Iterable[str], records: Iterable[str] = ()) -> tuple[list[str], list[str]]:
         """The ``iris`` (:func:`iris_of` terms) and ``records`` not described at this version."""
-        return self.kept(iris, records)[1]
+        return self.kept(iris, records)[2]
 
-    def kept(self, iris: Iterable[str], records: Iterable[str] = ()) -> tuple[list[Row], tuple[list[str], list[str]]]:
-        """What is kept of ``iris``' words and ``records``' provenance at this version (rows), and
-        what is not (:meth:`wanted`), read at once: a later :meth:`take` may start the keeper
-        again, so a question keeps its own rows."""
+    def kept(self, iris: Iterable[str], records: Iterable[str] = ()
+             ) -> tuple[dict[str, str], list[Row], tuple[list[str], list[str]]]:
+        """What is kept of ``iris``' words and ``records``' provenance at this version (the
+        words, the provenance's rows), and what is not (:meth:`wanted`), read at once: a later
+        :meth:`take` may start the keeper again, so a question keeps its own."""
         version = self.store.version()  # inside a question's reading: asked once for all
         with self._lock:
             if version != self._version:
                 self._version = version
+                self._words.clear()
                 self._rows.clear()
                 self._leaves.clear()
-            keys = ["t" + i for i in sorted(set(iris))] + ["r" + r for r in sorted(set(records))]
-            rows = [row for key in keys for row in self._rows.get(key, ())]
-            missing = [k for k in keys if k not in self._rows]
-        return rows, ([k[1:] for k in missing if k[0] == "t"], [k[1:] for k in missing if k[0] == "r"])
+            words: dict[str, str] = {}
+            unnamed = []
+            for i in sorted(set(iris)):
+                if i not in self._words:
+                    unnamed.append(i)
+                elif (w := self._words[i]) is not None:
+                    words[i] = w
+            wanted = sorted(set(records))
+            rows = [row for r in wanted for row in self._rows.get(r, ())]
+            undescribed = [r for r in wanted if r not in self._rows]
+        return words, rows, (unnamed, undescribed)
 
     def take(self, iris: Iterable[str], records: Iterable[str], rows: Iterable[Row]) -> None:
         """Keep what a query of :func:`pattern` for ``iris`` and ``records`` found (nothing
         found is kept too: such a term has no words)."""
-        found: dict[str, list[Row]] = {"t" + i: [] for i in iris}
-        found.update({"r" + r: [] for r in records})
+        rows = list(rows)
+        words: dict[str, str | None] = dict.fromkeys(iris)
+        words.update((t, w) for t, w in best_words(r for r in rows if r.get("t") is not None).items() if t in words)
+        found: dict[str, list[Row]] = {r: [] for r in records}
         for row in rows:
-            key = "t" + row["t"].value if row.get("t") is not None else "r" + row["r"].value  # type: ignore[union-attr]
-            if key in found:
-                found[key].append(row)
+            if row.get("t") is None and (r := row["r"].value) in found:  # type: ignore[union-attr]
+                found[r].append(row)
         with self._lock:
-            if len(self._rows) + len(found) > self.LIMIT:
+            if len(self._words) + len(self._rows) + len(words) + len(found) > self.LIMIT:
+                self._words.clear()
                 self._rows.clear()
                 self._leaves.clear()
+            self._words.update(words)
             self._rows.update(found)
 
     def leaves(self, pairs: list[tuple[Triple, ox.NamedNode]], labels: Labels, rows: list[Row]) -> Leaves:
@@ -180,13 +198,14 @@ def describe(
     iris = iris_of([*terms, *(t for triple, _ in pairs for t in triple)])
     records = sorted({r.value for _, r in pairs})
     kept = Described.of(store)
-    rows, missing = kept.kept(iris, records)
+    words, rows, missing = kept.kept(iris, records)
+    found: list[Row] = []
     if (asked := pattern(*missing)) is not None:
         found = store.select(PREFIXES + f"SELECT * WHERE {{ {asked} }}")
         kept.take(*missing, found)
-        rows += found
-    labels = Labels(rows=[r for r in rows if r.get("t") is not None])
-    return labels, kept.leaves(pairs, labels, [r for r in rows if r.get("r") is not None])
+        rows += [r for r in found if r.get("t") is None]
+    labels = Labels(rows=[r for r in found if r.get("t") is not None], words=words)
+    return labels, kept.leaves(pairs, labels, rows)
 
 
 def _leaves(rows: list[Row], pairs: list[tuple[Triple, ox.NamedNode]], labels: Labels) -> Leaves:

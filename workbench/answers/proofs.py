@@ -42,11 +42,15 @@ class Prover:
         tops = list(supports)
         facts = [(s.triple, s.record) for top in tops for s in _walk(top) if isinstance(s, Fact)]
         self.labels, self._recorded = describe(store, terms(tops) | set(extra_terms), facts)
+        self._derived: dict[int, tuple[Step, Derived]] = {}  # by id: a step many values' proofs share
 
     def proof(self, s: Support) -> Recorded | Derived:
         if isinstance(s, Fact):
             return self._recorded[(s.triple, s.record.value)]
-        return Derived(
+        built = self._derived.get(id(s))
+        if built is not None:
+            return built[1]
+        out = Derived(
             statement=self.labels.statement(s.triple),
             rule=s.rule.id,
             version=s.rule.version,
@@ -55,6 +59,8 @@ class Prover:
             premises=tuple(self.proof(p) for p in s.premises),
             absences=tuple(self._absence(p, dict(vals)) for p, vals in s.absences),
         )
+        self._derived[id(s)] = (s, out)  # the step kept with it: its id is not reused meanwhile
+        return out
 
     def _absence(self, premise: object, vals: dict[str, object]) -> Absence:
         from workbench.values.rules import Premise

@@ -9,6 +9,7 @@ records are seen by the audit only. Dates compare at day granularity.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -107,17 +108,24 @@ def active(store: Store, record: ox.NamedNode | ox.BlankNode) -> bool:
     date keeps it (active, and no record superseding it), read by quad patterns: for a store
     whose patterns are cheap (:attr:`Store.cheap_patterns`). Kept while the store's version
     stays (:class:`_Active`)."""
-    def read(records: list[ox.NamedNode | ox.BlankNode]) -> dict[ox.NamedNode | ox.BlankNode, bool]:
-        return {r: bool(store.matching(r, WB.status, WB.Active)) and not store.matching(None, WB.supersedes, r)
-                for r in records}
-    return _Active.of(store).many([record], read)[record]
+    return _Active.of(store).many([record], functools.partial(_active, store))[record]
+
+
+def _active(store: Store, records: list[ox.NamedNode | ox.BlankNode]) -> dict[ox.NamedNode | ox.BlankNode, bool]:
+    return {r: bool(store.matching(r, WB.status, WB.Active)) and not store.matching(None, WB.supersedes, r)
+            for r in records}
 
 
 def seen(store: Store, s: ox.NamedNode | ox.BlankNode | ox.Literal | None, p: ox.NamedNode | None,
          o: ox.NamedNode | ox.BlankNode | ox.Literal | None) -> list[ox.Quad]:
     """The quads matching ``s p o`` in the records a normal read sees (:func:`active`): what
     ``GRAPH ?g { s p o }`` with :func:`effective` reads, by quad patterns."""
-    return [q for q in store.matching(s, p, o) if active(store, q.graph_name)]  # type: ignore[arg-type]
+    quads = store.matching(s, p, o)
+    if not quads:
+        return quads
+    graphs: list[ox.NamedNode | ox.BlankNode] = [q.graph_name for q in quads]  # type: ignore[misc]  # named only
+    sees = _Active.of(store).many(graphs, functools.partial(_active, store))
+    return [q for q, g in zip(quads, graphs, strict=True) if sees[g]]
 
 
 class _Active(Kept):

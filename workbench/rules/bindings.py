@@ -45,14 +45,13 @@ def bound_score(p: Premise, bound: set[str], derivable: bool) -> int:
     """How good a premise is to evaluate next: known terms count, a known subject counts double
     (evaluation is goal-directed from $this), a closure with a known end is cheap, and a premise
     a rule concludes waits until its subject is known (else its sub-goal would scan the store)."""
-
-    def known(t: object) -> bool:
-        return not isinstance(t, Var | Closure) or (isinstance(t, Var) and t.name in bound)
-
-    if isinstance(p.p, Closure):
-        return 4 if known(p.s) or known(p.o) else -10
-    score = known(p.s) * 3 + known(p.p) + known(p.o)
-    return score - 10 if derivable and not known(p.s) else score
+    s, pred, o = p.s, p.p, p.o
+    if isinstance(pred, Closure):
+        return 4 if not isinstance(s, Var) or s.name in bound or not isinstance(o, Var) or o.name in bound else -10
+    subject = not isinstance(s, Var) or s.name in bound
+    score = (subject * 3 + (not isinstance(pred, Var) or pred.name in bound)
+             + (not isinstance(o, Var) or o.name in bound))
+    return score - 10 if derivable and not subject else score
 
 
 def value(slot: Slot | ox.NamedNode, vals: dict[str, Node]) -> Node:

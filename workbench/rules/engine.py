@@ -82,7 +82,6 @@ class Engine:
         self._how: dict[TableKey, tuple[Rule, int, Premise, dict[str, Node]]] = {}
         self._cut = False
         self._depth = 0
-        self._rules_for: dict[tuple[str, Premise], list[Rule]] = {}
         # A closure's walk fetches what the body looks up next about its nodes (_ahead): a query
         # fewer where each is a round trip; on an embedded store the wider walk costs more than
         # the lookup it saves (measured: docs/benchmarks.md, "Fetching ahead").
@@ -165,6 +164,8 @@ class Engine:
 
     def _readers_of(self, keys: set[TableKey]) -> set[TableKey]:
         """These sub-goals and every sub-goal that read one of them, directly or not."""
+        if not keys:
+            return set()
         readers: dict[TableKey, set[TableKey]] = {}
         for reader, read in self._deps.items():
             for k in read:
@@ -185,7 +186,7 @@ class Engine:
         bound = set(rows[0].vals) if rows else set()
         rows = domains(rows, filters, bound)
         while todo and rows:
-            premise = max(todo, key=lambda p: (bound_score(p, bound, self._derivable(rule, p)), -p.index))
+            premise = self._next(rule, todo, bound)
             todo.remove(premise)
             if isinstance(premise.p, Closure):
                 rows = self.reads.closure(premise, rows, self._ahead(rule, premise, todo, bound, rows))
@@ -219,19 +220,20 @@ class Engine:
         return rows
 
     def _derivable(self, rule: Rule, p: Premise) -> bool:
-        if isinstance(p.p, Closure) or p.metadata:
-            return False
-        return bool(self._concluding(rule, p))
+        return self.rules.derivable(rule, p)
+
+    def _next(self, rule: Rule, todo: list[Premise], bound: set[str]) -> Premise:
+        """The premise of ``todo`` to evaluate next with ``bound`` known (:func:`bound_score`,
+        then the order written): worked out once for the rules."""
+        key = ("next", rule.iri, *todo, frozenset(bound))
+        found: Premise | None = self.rules.plans.get(key)
+        if found is None:
+            found = self.rules.plans[key] = max(
+                todo, key=lambda p: (bound_score(p, bound, self._derivable(rule, p)), -p.index))
+        return found
 
     def _concluding(self, parent: Rule | None, p: Premise) -> list[Rule]:
-        """The rules that could conclude premise ``p`` of ``parent`` (remembered: rules are fixed)."""
-        key = (parent.iri if parent else "", p)
-        found = self._rules_for.get(key)
-        if found is None:
-            allowed = parent.domain(p.p.name) if parent and isinstance(p.p, Var) else None
-            found = [r for r in self.rules.concluding(p.p, allowed) if parent is None or not parent.redundant_for(p, r)]
-            self._rules_for[key] = found
-        return found
+        return self.rules.concluding_premise(parent, p)
 
     # ------------------------------------------------------------------ recorded facts
 
@@ -287,7 +289,7 @@ class Engine:
         if not (self.ahead and todo and rows and forward and isinstance(end, Var) and end.name not in bound):
             return frozenset()
         known = bound | closure.vars()
-        after = max(todo, key=lambda p: (bound_score(p, known, self._derivable(rule, p)), -p.index))
+        after = self._next(rule, todo, known)
         if isinstance(after.p, Closure) or after.metadata or after.s != end:
             return frozenset()
         if isinstance(after.p, Var):
@@ -312,7 +314,7 @@ class Engine:
         premise a rule concludes, or one that joins no other; no filter yet ready: see ``_body``)."""
         if not rule.body:
             return None
-        first = max(rule.body, key=lambda p: (bound_score(p, bound, self._derivable(rule, p)), -p.index))
+        first = self._next(rule, list(rule.body), bound)
         if isinstance(first.p, Closure):
             return None
         if not self._derivable(rule, first) and any(
@@ -361,8 +363,11 @@ class Engine:
             self._compute(rule, hi, head, list(todo.items()))
         out = []
         for i, key in links:
+            table = self._tables.get(key)
+            if not table:
+                continue
             row = rows[i]
-            for triple, step in sorted(self._tables.get(key, {}).items(), key=_by_triple):
+            for triple, step in sorted(table.items(), key=_by_triple) if len(table) > 1 else table.items():
                 vals = match(premise, triple, row.vals)
                 if vals is not None:
                     out.append(Row(vals, row.sup + ((premise.index, step),), row.tag))
@@ -408,7 +413,7 @@ class Engine:
                 for p in a.premises
             ),
         )
-        if triple in set(step.triples()):
+        if any(t == triple for t in step.triples()):
             return  # a conclusion never supports itself
         table = self._tables.setdefault(key, {})
         current = table.get(triple)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import pyoxigraph as ox
 
@@ -25,9 +26,7 @@ class Fact:
     triple: Triple
     record: ox.NamedNode
 
-    @functools.cached_property
-    def size(self) -> int:
-        return 1
+    size: ClassVar[int] = 1  # a recorded fact is a proof of one step
 
     @functools.cached_property
     def key(self) -> str:
@@ -73,7 +72,7 @@ def better(a: Support, b: Support) -> bool:
     return (a.size, a.key) < (b.size, b.key)
 
 
-@dataclass
+@dataclass(slots=True)
 class Row:
     """One partial solution: bindings, the supports of the premises so far (with their positions
     in the rule), and which sub-goal of a batch it answers."""

@@ -81,11 +81,13 @@ class Reads:
         without filters is looked up through the question's cache (rules often share one)."""
         if not rows:
             return []
-        used = set().union(*(p.vars() for p in premises), *(f.vars for f in filters))
+        used = premises[0].vars() if len(premises) == 1 and not filters else set().union(
+            *(p.vars() for p in premises), *(f.vars for f in filters))
         cols = sorted(v for v in rows[0].vals if v in used)
         keys: dict[tuple[Node, ...], list[Row]] = {}
         for row in rows:
-            keys.setdefault(tuple(row.vals[c] for c in cols), []).append(row)
+            vals = row.vals
+            keys.setdefault(tuple([vals[c] for c in cols]), []).append(row)
         if len(premises) == 1 and not filters:
             matches = self.lookup(premises[0], cols, list(keys))
         else:
@@ -101,11 +103,12 @@ class Reads:
         """A lone premise's matches, remembered by the premise's shape (variables by position),
         so rules that share a premise under other variable names share the lookup."""
         form, free = shape(p, cols)
-        missing = [k for k in keys if not self.known(p, cols, k)]
+        missing = [k for k in keys if (form, k) not in self.seen and not self.known(p, cols, k)]
         if missing:
-            found = (self.by_patterns(p, cols, missing) if self.natively(p, len(missing))
-                     else self.query([p], cols, missing, []))
-            self.remember(p, cols, missing, found)
+            if self.natively(p, len(missing)):
+                self.by_patterns(p, cols, missing)
+            else:
+                self.remember(p, cols, missing, self.query([p], cols, missing, []))
         return {
             k: [(dict(zip(free, values, strict=True)), ((p.index, fact),)) for values, fact in self.seen[(form, k)]]
             for k in keys
@@ -117,29 +120,28 @@ class Reads:
         a premise about content (not a record's metadata, not a closure), a few keys at most."""
         return self.patterns and keys <= PATTERN_KEYS and not p.metadata and not isinstance(p.p, Closure)
 
-    def by_patterns(
-        self, p: Premise, cols: list[str], keys: list[tuple[Node, ...]]
-    ) -> dict[tuple[Node, ...], list[Match]]:
-        """:meth:`query` of one premise, read by quad patterns in the records a normal read
-        sees (:func:`records.seen`)."""
+    def by_patterns(self, p: Premise, cols: list[str], keys: list[tuple[Node, ...]]) -> None:
+        """:meth:`lookup`'s matches of one premise under ``keys``, read by quad patterns in the
+        records a normal read sees (:func:`records.seen`), into the lookup cache."""
         self.check_deadline()
-        outs = sorted(p.vars() - set(cols))
-        out: dict[tuple[Node, ...], list[Match]] = {}
+        form, free = shape(p, cols)
+        ps, pp, po = p.s, p.p, p.o
         for key in keys:
+            hits: list[tuple[tuple[Node, ...], Fact]] = []
+            self.seen[(form, key)] = hits
             if any(isinstance(t, ox.BlankNode) for t in key):
                 continue  # as a query's VALUES leaves it out (values_block)
             vals = dict(zip(cols, key, strict=True))
-            s, pred, o = (None if isinstance(t, Var) and t.name not in vals else value(t, vals)  # type: ignore[arg-type]
-                          for t in (p.s, p.p, p.o))
+            s = vals.get(ps.name) if isinstance(ps, Var) else ps
+            pred = vals.get(pp.name) if isinstance(pp, Var) else pp
+            o = vals.get(po.name) if isinstance(po, Var) else po
             if pred is not None and not isinstance(pred, ox.NamedNode):
                 continue
             for q in records.seen(self.store, s, pred, o):
-                found = match(p, (q.subject, q.predicate, q.object), vals)  # type: ignore[arg-type]
-                if found is None:
-                    continue
-                fact = Fact(ground(p, found), q.graph_name)  # type: ignore[arg-type]
-                out.setdefault(key, []).append(({v: found[v] for v in outs}, ((p.index, fact),)))
-        return out
+                triple = (q.subject, q.predicate, q.object)
+                found = match(p, triple, vals)  # type: ignore[arg-type]
+                if found is not None:
+                    hits.append((tuple(found[v] for v in free), Fact(triple, q.graph_name)))  # type: ignore[arg-type]
 
     def known(self, p: Premise, cols: list[str], key: tuple[Node, ...]) -> bool:
         """Whether a lone lookup's matches under ``key`` are in the cache: looked up before, or
@@ -147,7 +149,7 @@ class Reads:
         form, free = shape(p, cols)
         if (form, key) in self.seen:
             return True
-        if p.metadata or isinstance(p.p, Closure):
+        if not self.about or p.metadata or isinstance(p.p, Closure):
             return False
         vals = dict(zip(cols, key, strict=True))
         subject = value(p.s, vals) if not isinstance(p.s, Var) or p.s.name in vals else None
@@ -440,3 +442,4 @@ def _depths(starts: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]
                     nxt.append(b)
         level = nxt
     return depth_of
+

@@ -31,6 +31,9 @@ class PerStore:
 
     @classmethod
     def of(cls, store: Store) -> Self:
+        kept = cls._kept.get(store)  # found without the lock: made once, never replaced
+        if kept is not None:
+            return kept  # type: ignore[no-any-return]
         with cls._finding:
             kept = cls._kept.get(store)
             if kept is None:
@@ -59,7 +62,7 @@ class Kept(PerStore):
             if version != self._version:
                 self._version, self._values = version, {}
             out = {k: self._values[k] for k in keys if k in self._values}
-        missing = [k for k in keys if k not in out]
+        missing = list(dict.fromkeys(k for k in keys if k not in out))
         if missing:
             out.update(found := read(missing))
             with self._lock:

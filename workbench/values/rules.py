@@ -9,6 +9,7 @@ variables as the engine's queries do (``?v_name``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyoxigraph as ox
 
@@ -53,13 +54,29 @@ class Premise:
     p: ox.NamedNode | Var | Closure
     o: Slot
     index: int = 0  # position in the rule, for showing premises in the order written; -1 = target
+    # Worked out once: a question's lookups, tables and plans ask them dozens of times.
+    _hash: int = field(init=False, repr=False, compare=False)
+    _vars: frozenset[str] = field(init=False, repr=False, compare=False)
+    _metadata: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.s, self.p, self.o, self.index)))
+        object.__setattr__(self, "_vars", frozenset(t.name for t in (self.s, self.p, self.o) if isinstance(t, Var)))
+        object.__setattr__(self, "_metadata", isinstance(self.p, ox.NamedNode) and self.p.value in METADATA_PREDICATES)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type, tuple[Slot, ox.NamedNode | Var | Closure, Slot, int]]:
+        return Premise, (self.s, self.p, self.o, self.index)  # worked out again where it lands
 
     def vars(self) -> frozenset[str]:
-        return frozenset(t.name for t in (self.s, self.p, self.o) if isinstance(t, Var))
+        return self._vars
 
     @property
     def metadata(self) -> bool:
-        return isinstance(self.p, ox.NamedNode) and self.p.value in METADATA_PREDICATES
+        """Whether the premise reads a record's metadata (:data:`METADATA_PREDICATES`), not content."""
+        return self._metadata
 
     def __str__(self) -> str:
         return f"{self.s} {self.p} {self.o}"
@@ -136,9 +153,28 @@ class RuleSet:
     """The rules in use. ``derivable`` tells whether a premise could be concluded by a rule."""
 
     rules: tuple[Rule, ...] = field(default=())
+    # What is worked out from these rules alone (which rules conclude a premise, which premise
+    # the engine takes next), kept with them: they never change.
+    plans: dict[tuple[object, ...], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def active(self) -> tuple[Rule, ...]:
         return tuple(r for r in self.rules if r.status == "active")
+
+    def concluding_premise(self, parent: Rule | None, p: Premise) -> list[Rule]:
+        """The rules that could conclude premise ``p`` of rule ``parent`` (of a goal: None),
+        those that could add nothing there left out (:meth:`Rule.redundant_for`)."""
+        key = ("concluding", parent.iri if parent else "", p)
+        found: list[Rule] | None = self.plans.get(key)
+        if found is None:
+            allowed = parent.domain(p.p.name) if parent and isinstance(p.p, Var) else None
+            found = [r for r in self.concluding(p.p, allowed) if parent is None or not parent.redundant_for(p, r)]
+            self.plans[key] = found
+        return found
+
+    def derivable(self, rule: Rule, p: Premise) -> bool:
+        """Whether premise ``p`` of ``rule`` could be concluded by a rule (a closure or a
+        record's metadata never is)."""
+        return not isinstance(p.p, Closure) and not p.metadata and bool(self.concluding_premise(rule, p))
 
     def get(self, rule_id: str) -> Rule:
         found = [r for r in self.rules if r.id == rule_id]
