@@ -276,8 +276,11 @@ def forget_kept() -> None:
     shared its world (at 10k, 14 worlds; at 1.27M, 1,800)."""
     from workbench.store.caches import PerStore
 
-    for keeper in PerStore.__subclasses__():
-        keeper._kept.clear()
+    todo = [PerStore]
+    while todo:  # every keeper, however far down (store.caches.Kept's too)
+        for keeper in todo.pop().__subclasses__():
+            keeper._kept.clear()
+            todo.append(keeper)
 
 
 def _short(query: str) -> str:

@@ -104,3 +104,31 @@ def test_floor_query_shapes() -> None:
     assert floor_query(qs["derived"][0]).startswith("ASK { {")
     assert floor_query(qs["derived-all"][0]).startswith("SELECT DISTINCT ?o WHERE {")
     assert "rdf-schema#subClassOf>*" in floor_query(qs["recorded"][0])
+
+
+def test_the_check_pass_forgets_every_keeper(tmp_path: Path) -> None:
+    """The check pass counts a question's store calls as if first asked: every keeper of what
+    is read per store version is emptied, a subclass's subclass too (names and records seen
+    keep through store.caches.Kept), or their reads go uncounted."""
+    from benchmarks.ask import forget_kept
+    from workbench.service import Workbench
+    from workbench.store.caches import PerStore
+
+    def keepers() -> list[type[PerStore]]:
+        out, todo = [], [PerStore]
+        while todo:
+            for cls in todo.pop().__subclasses__():
+                out.append(cls)
+                todo.append(cls)
+        return out
+
+    wb = Workbench.open(tmp_path, create=True)
+    wb.init(sample=True)
+    try:
+        assert wb.ask("my car", "needs", "gas").tier.value == "derived"
+        holding = {k.__name__ for k in keepers() if k._kept.get(wb.store) is not None}
+        assert {"_Bound", "_Active", "Described", "Walked"} <= holding
+        forget_kept()
+        assert [k.__name__ for k in keepers() if k._kept.get(wb.store) is not None] == []
+    finally:
+        wb.close()
