@@ -124,6 +124,8 @@ def reach(
 def dedupe(rows: list[Row]) -> list[Row]:
     """One row per distinct bindings (and origin), keeping the smallest proof (the proofs'
     text breaks ties, so the choice is stable; it is built only for ties)."""
+    if len(rows) < 2:
+        return rows
     best: dict[tuple[object, ...], tuple[int, Row]] = {}
     for r in rows:
         key = (r.tag, *sorted(r.vals.items(), key=_first))

@@ -83,9 +83,10 @@ class Engine:
         self._cut = False
         self._depth = 0
         # A closure's walk fetches what the body looks up next about its nodes (_ahead): a query
-        # fewer where each is a round trip; on an embedded store the wider walk costs more than
-        # the lookup it saves (measured: docs/benchmarks.md, "Fetching ahead").
-        self.ahead = store.capabilities.round_trips
+        # fewer where each is a round trip; where quad patterns are cheap, the same patterns the
+        # lookups would read, kept with the walk for the store's version (rules/walked), so the
+        # next question about those kinds reads none of them (docs/benchmarks.md, "Fetching ahead").
+        self.ahead = store.capabilities.round_trips or store.cheap_patterns
 
     @property
     def queries(self) -> int:  # store calls so far
@@ -129,7 +130,7 @@ class Engine:
         # than any derivation of it (a rule with a premise), so deriving it again could only cost
         # queries (the closures and premises a rule would walk).
         settled = rows and o is not None and not isinstance(s, Var) and all(
-            r.body for r in self.rules.concluding(p))
+            r.body for r in self._concluding(None, goal))
         derived = self._derived(goal, [Row({}, ())]) if derive and not settled else []
         # Tables read while still in progress that grew afterwards: what read them may miss
         # something. Solve those again, then whatever read a table that grew, until nothing

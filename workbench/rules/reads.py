@@ -323,7 +323,8 @@ class Reads:
             depth_of = _depths(starts, edges)
             todo = {n: d for n, d in depth_of.items() if n not in edges}
             if todo and kept is not None and version is not None:
-                found, about = kept.get(version, key, [n for n, d in todo.items() if d < MAX_CLOSURE], wide)
+                found, about = kept.get(version, key, {n: d for n, d in todo.items() if d < MAX_CLOSURE}, wide,
+                                        limit=MAX_CLOSURE)
                 if found:
                     edges.update(found)
                     self.about.update(about)
@@ -367,8 +368,8 @@ class Reads:
         if not todo:
             return
         wide = sorted({pred.value, *ahead}) if forward and ahead else []
-        if self.patterns and levels == 1 and not wide and len(todo) <= PATTERN_KEYS:
-            rows = self.edges_by_patterns(pred, forward, todo)
+        if self.patterns and levels == 1 and len(todo) <= PATTERN_KEYS:
+            rows = self.edges_by_patterns(pred, forward, todo, wide)
         else:
             rows = self.select(self.walk_query(pred, forward, todo, levels, wide))
         found: set[tuple[Node, Node, ox.NamedNode]] = set()
@@ -414,11 +415,20 @@ class Reads:
                             f"BIND(?{chain[-1]} AS ?a) BIND({level + 1} AS ?level) }}")
         return f"SELECT DISTINCT ?level ?a ?b ?g{' ?p' if wide else ''} WHERE {{ {' UNION '.join(branches)} }}"
 
-    def edges_by_patterns(self, pred: ox.NamedNode, forward: bool, nodes: Sequence[Node]) -> list[StoreRow]:
-        """:meth:`expand`'s rows for one level, read by quad patterns (a pattern a node) in the
-        records a normal read sees (:func:`records.seen`)."""
+    def edges_by_patterns(self, pred: ox.NamedNode, forward: bool, nodes: Sequence[Node],
+                          wide: Sequence[str] = ()) -> list[StoreRow]:
+        """:meth:`expand`'s rows for one level, read by quad patterns (a pattern a node, and one
+        a node for each of the ``wide`` predicates) in the records a normal read sees
+        (:func:`records.seen`)."""
         self.check_deadline()
         rows: list[StoreRow] = []
+        if wide:  # forward: each node's facts with these predicates, ``pred`` among them
+            for n in nodes:
+                for p in wide:
+                    for q in records.seen(self.store, n, ox.NamedNode(p), None):
+                        rows.append({"level": _ONE, "a": n, "b": q.object, "g": q.graph_name,  # type: ignore[dict-item]
+                                     "p": q.predicate})
+            return rows
         for n in nodes:
             for q in records.seen(self.store, n, pred, None) if forward else records.seen(self.store, None, pred, n):
                 rows.append({"level": _ONE, "a": n, "b": q.object if forward else q.subject, "g": q.graph_name})  # type: ignore[dict-item]

@@ -13,7 +13,7 @@ walks an edge read from a store holding what they may not see; as-of reads are n
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import pyoxigraph as ox
 
@@ -40,26 +40,34 @@ class Walked(PerStore):
         self._size = 0
         self._lock = threading.Lock()
 
-    def get(self, version: str, key: tuple[str, bool], nodes: Iterable[Node],
-            ahead: frozenset[str]) -> tuple[Edges, dict[Node, About]]:
+    def get(self, version: str, key: tuple[str, bool], nodes: Iterable[Node] | Mapping[Node, int],
+            ahead: frozenset[str], *, limit: int | None = None) -> tuple[Edges, dict[Node, About]]:
         """The edges of those ``nodes`` read at ``version`` (and, when a walk fetches ``ahead``,
-        only nodes whose facts with those predicates were fetched too), with those facts."""
+        only nodes whose facts with those predicates were fetched too), with those facts. With
+        ``limit``, ``nodes`` maps each to its depth in the walk, and the nodes its kept edges
+        reach are taken too while their depth stays under ``limit`` (a walk's levels at once)."""
         edges: Edges = {}
         about: dict[Node, About] = {}
+        level = list(nodes.items()) if isinstance(nodes, Mapping) else [(n, 0) for n in nodes]
         with self._lock:
             if version != self._version:
                 return edges, about
             table = self._edges.get(key, {})
-            for node in nodes:
-                found = table.get(node)
-                if found is None:
-                    continue
-                if ahead:
-                    facts = self._about.get(node)
-                    if facts is None or not ahead <= facts[0]:
+            while level:
+                further = []
+                for node, depth in level:
+                    found = None if node in edges else table.get(node)
+                    if found is None:
                         continue
-                    about[node] = (facts[0], list(facts[1]))
-                edges[node] = list(found)
+                    if ahead:
+                        facts = self._about.get(node)
+                        if facts is None or not ahead <= facts[0]:
+                            continue
+                        about[node] = (facts[0], list(facts[1]))
+                    edges[node] = list(found)
+                    if limit is not None and depth + 1 < limit:
+                        further += [(b, depth + 1) for b, _ in found]
+                level = further
         return edges, about
 
     def put(self, version: str, key: tuple[str, bool], edges: Edges, about: dict[Node, About]) -> None:
@@ -75,4 +83,8 @@ class Walked(PerStore):
                     self._size += 1
                 table[node] = tuple(found)
             for node, (preds, facts) in about.items():
+                # what other walks fetched about the node, with other predicates, stays beside it
+                had = self._about.get(node)
+                if had is not None and not had[0] <= preds:
+                    preds, facts = had[0] | preds, sorted({*had[1], *facts}, key=str)
                 self._about[node] = (preds, tuple(facts))
