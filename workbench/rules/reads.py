@@ -16,7 +16,7 @@ from workbench.errors import StoreUnavailable
 from workbench.records import effective, meta
 from workbench.rules.bindings import dedupe, ground, match, reach, shape, value, values_block
 from workbench.rules.proof import Fact, Match, Row, Triple
-from workbench.rules.walked import Walked
+from workbench.rules.walked import About, Walked
 from workbench.store import Store
 from workbench.store.base import Row as StoreRow
 from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Var
@@ -42,7 +42,7 @@ class Reads:
         self.edges: dict[tuple[str, bool], dict[Node, list[tuple[Node, ox.NamedNode]]]] = {}
         # What a forward walk fetched about each node it expanded beside its edges: the
         # predicates asked for, and the node's facts with them (see :meth:`expand`).
-        self.about: dict[Node, tuple[frozenset[str], list[tuple[Triple, ox.NamedNode]]]] = {}
+        self.about: dict[Node, About] = {}
         self.seen: dict[tuple[str, tuple[Node, ...]], list[tuple[tuple[Node, ...], Fact]]] = {}
         # a lone lookup read by quad patterns, not a query (see :meth:`by_patterns`)
         self.patterns = store.cheap_patterns and as_of is None
@@ -160,7 +160,7 @@ class Reads:
         hits = []
         for triple, g in about[1]:
             if triple[1] == pred and (found := match(p, triple, vals)) is not None:
-                hits.append((tuple(found[v] for v in free), Fact(ground(p, found), g)))
+                hits.append((tuple(found[v] for v in free), Fact(triple, g)))  # the premise grounded
         self.seen[(form, key)] = hits
         return True
 

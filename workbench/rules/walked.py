@@ -13,7 +13,7 @@ walks an edge read from a store holding what they may not see; as-of reads are n
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
 
@@ -23,12 +23,13 @@ from workbench.store.caches import PerStore
 from workbench.values.rules import Node
 
 Edges = dict[Node, list[tuple[Node, ox.NamedNode]]]
-About = tuple[frozenset[str], list[tuple[Triple, ox.NamedNode]]]
+About = tuple[frozenset[str], Sequence[tuple[Triple, ox.NamedNode]]]  # never changed in place
 
 
 class Walked(PerStore):
     """See the module. Found with :meth:`of`; thread-safe (a server answers in several threads):
-    what it hands out is copied, what it keeps is never changed in place."""
+    edges are handed out copied (a walk adds to them), what is known about a node as kept (no
+    walk changes it); nothing kept is changed in place."""
 
     LIMIT = 50_000  # nodes kept at most; past it the cache starts again
 
@@ -63,7 +64,7 @@ class Walked(PerStore):
                         facts = self._about.get(node)
                         if facts is None or not ahead <= facts[0]:
                             continue
-                        about[node] = (facts[0], list(facts[1]))
+                        about[node] = facts  # a tuple: handed out as kept
                     edges[node] = list(found)
                     if limit is not None and depth + 1 < limit:
                         further += [(b, depth + 1) for b, _ in found]
