@@ -276,11 +276,8 @@ def forget_kept() -> None:
     shared its world (at 10k, 14 worlds; at 1.27M, 1,800)."""
     from workbench.store.caches import PerStore
 
-    todo = [PerStore]
-    while todo:  # every keeper, however far down (store.caches.Kept's too)
-        for keeper in todo.pop().__subclasses__():
-            keeper._kept.clear()
-            todo.append(keeper)
+    for keeper in PerStore.keepers():
+        keeper._kept.clear()
 
 
 def _short(query: str) -> str:

@@ -114,21 +114,13 @@ def test_the_check_pass_forgets_every_keeper(tmp_path: Path) -> None:
     from workbench.service import Workbench
     from workbench.store.caches import PerStore
 
-    def keepers() -> list[type[PerStore]]:
-        out, todo = [], [PerStore]
-        while todo:
-            for cls in todo.pop().__subclasses__():
-                out.append(cls)
-                todo.append(cls)
-        return out
-
     wb = Workbench.open(tmp_path, create=True)
     wb.init(sample=True)
     try:
         assert wb.ask("my car", "needs", "gas").tier.value == "derived"
-        holding = {k.__name__ for k in keepers() if k._kept.get(wb.store) is not None}
+        holding = {k.__name__ for k in PerStore.keepers() if k._kept.get(wb.store) is not None}
         assert {"_Bound", "_Active", "Described", "Walked"} <= holding
         forget_kept()
-        assert [k.__name__ for k in keepers() if k._kept.get(wb.store) is not None] == []
+        assert [k.__name__ for k in PerStore.keepers() if k._kept.get(wb.store) is not None] == []
     finally:
         wb.close()

@@ -103,7 +103,7 @@ class Reads:
         """A lone premise's matches, remembered by the premise's shape (variables by position),
         so rules that share a premise under other variable names share the lookup."""
         form, free = shape(p, cols)
-        missing = [k for k in keys if (form, k) not in self.seen and not self.known(p, cols, k)]
+        missing = [k for k in keys if not self.known(p, cols, k)]
         if missing:
             if self.natively(p, len(missing)):
                 self.by_patterns(p, cols, missing)
@@ -423,9 +423,10 @@ class Reads:
         self.check_deadline()
         rows: list[StoreRow] = []
         if wide:  # forward: each node's facts with these predicates, ``pred`` among them
+            preds = [ox.NamedNode(p) for p in wide]
             for n in nodes:
-                for p in wide:
-                    for q in records.seen(self.store, n, ox.NamedNode(p), None):
+                for p in preds:
+                    for q in records.seen(self.store, n, p, None):
                         rows.append({"level": _ONE, "a": n, "b": q.object, "g": q.graph_name,  # type: ignore[dict-item]
                                      "p": q.predicate})
             return rows
@@ -452,4 +453,3 @@ def _depths(starts: set[Node], edges: dict[Node, list[tuple[Node, ox.NamedNode]]
                     nxt.append(b)
         level = nxt
     return depth_of
-

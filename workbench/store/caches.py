@@ -29,6 +29,17 @@ class PerStore:
     def __init__(self, store: Store) -> None:
         self.store = store
 
+    @staticmethod
+    def keepers() -> list[type[PerStore]]:
+        """Every kind of keeper, however far down (:class:`Kept`'s subclasses too)."""
+        out: list[type[PerStore]] = []
+        todo: list[type[PerStore]] = [PerStore]
+        while todo:
+            for cls in todo.pop().__subclasses__():
+                out.append(cls)
+                todo.append(cls)
+        return out
+
     @classmethod
     def of(cls, store: Store) -> Self:
         kept = cls._kept.get(store)  # found without the lock: made once, never replaced
