@@ -22,12 +22,15 @@ from pathlib import Path
 import httpx
 import pyoxigraph as ox
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from tests.test_server import Server
+from workbench.formats import sparql_formats
 from workbench.server import create_app
 from workbench.server.runner import QueryRunner
-from workbench.server.sparql import LOOP_ROWS
+from workbench.server.sparql import LOOP_ROWS, _more_than
 from workbench.service import Workbench
 from workbench.sparqlbounded import bounded
 
@@ -188,3 +191,19 @@ def test_the_lane_leaves_the_runner_alone(tmp_path: Path, monkeypatch: pytest.Mo
         ask(_guarded(QUERIES[0]))  # not bounded
         ask(f"SELECT ?k {{ GRAPH ?g {{ <{SECRET}> a/<http://www.w3.org/2000/01/rdf-schema#subClassOf>* ?k }} }}")
         assert ran == ["runner"] * 4
+
+
+_AWKWARD = st.text(alphabet=st.sampled_from(list('ab}{<>"\n\t\r,;/ result')), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(st.one_of(_AWKWARD, st.none()), max_size=12), limit=st.integers(0, 8),
+       fmt=st.sampled_from(sorted(FORMATS)))
+def test_the_row_count_is_exact_whatever_the_values_hold(values: list[str | None], limit: int, fmt: str) -> None:
+    # Rows whose values hold each format's row marks (braces, "<result", line breaks), and
+    # rows binding nothing: the count that checks the cap must never say fewer rows than there are.
+    store = ox.Store()
+    rows = " ".join("(UNDEF)" if v is None else f"({ox.Literal(v)})" for v in values)
+    data = store.query(f"SELECT ?v WHERE {{ VALUES (?v) {{ {rows} }} }}").serialize(
+        format=sparql_formats(fmt)[0]) or b""
+    assert _more_than(data, fmt, False, limit) is (len(values) > limit)

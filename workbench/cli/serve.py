@@ -39,17 +39,19 @@ def serve(wb: Workbench, host: str, port: int, query_timeout: float, result_limi
     import uvicorn
 
     from workbench.server import create_app
+    from workbench.server.lane import protocol
 
     app = create_app(wb, max_body=max_body, query_timeout=query_timeout, result_limit=result_limit,
                      query_workers=query_workers)
     click.echo(f"serving {wb.store.location} at http://{host}:{port}/sparql (Ctrl-C stops)", err=True)
     # httptools and uvloop: uvicorn's C parser and event loop, measured to halve its per-request
-    # cost against the pure-Python h11 and asyncio (docs/benchmarks.md, "Serving").
+    # cost against the pure-Python h11 and asyncio (docs/benchmarks.md, "Serving"); the httptools
+    # protocol answers the quick lane itself, before ASGI (workbench.server.lane).
     # uvicorn raises the signal it stopped on again once it has shut down; SIGTERM's default action
     # would end the process there, before the store and its views (folders on disk) are closed.
     previous = signal.signal(signal.SIGTERM, _exit)
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, http="httptools",
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, http=protocol(app),
                     loop="uvloop")
     finally:
         signal.signal(signal.SIGTERM, previous)

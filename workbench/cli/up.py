@@ -125,9 +125,10 @@ def _run(wb: Workbench, server_socket: socket.socket, port: int, ui_port: int) -
     import uvicorn
 
     from workbench.server import create_app
+    from workbench.server.lane import protocol
 
-    config = uvicorn.Config(create_app(wb), log_level="warning", access_log=False, http="httptools",
-                            loop="uvloop")
+    app = create_app(wb)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, http=protocol(app), loop="uvloop")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [server_socket]}, name="workbench-server",
                               daemon=True)

@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from workbench.errors import WorkbenchError
 from workbench.server.api import Api
 from workbench.server.editor import assets, editor_response, wants_editor
+from workbench.server.lane import TRIED
 from workbench.server.runner import QueryRunner
 from workbench.server.sparql import Endpoint, failed
 from workbench.service import Workbench
@@ -78,15 +79,18 @@ def create_app(
 
 class QuickLane:
     """ASGI middleware: a bounded query by GET on /sparql is answered at once, on the event loop
-    (:meth:`Endpoint.quick`); every other request goes on to the application."""
+    (:meth:`Endpoint.quick`); every other request goes on to the application. Under ``workbench
+    serve`` the HTTP layer answers these before ASGI (:mod:`workbench.server.lane`); what it
+    sends on, it marks, and the lane is not asked again."""
 
     def __init__(self, app: ASGIApp, endpoint: Endpoint) -> None:
         self.app, self.endpoint = app, endpoint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] in ("/sparql", "/sparql/"):
+        if scope["type"] == "http" and scope["path"] in ("/sparql", "/sparql/") and TRIED not in scope:
             try:
-                response = self.endpoint.quick(scope)
+                found = self.endpoint.quick(scope)
+                response = None if found is None else Response(found[0], media_type=found[1])
             except Exception:  # answered as the endpoint answers a failure
                 response = failed()
             if response is not None:

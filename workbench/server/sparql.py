@@ -50,6 +50,9 @@ _LINE = re.compile(r"\bat (\d+):")
 # Past this much of a body we stop draining it and let the connection close.
 DRAIN_LIMIT = 100_000_000
 LOOP_ROWS = 100  #: the most rows a bounded query reads on the event loop (well under a millisecond of work)
+# A byte each row of an answer holds at least once (every JSON row is an object, every XML row a
+# <result> element, every CSV or TSV row a line), so its count bounds the rows from above.
+_ROW_MARK = {"json": b"}", "xml": b"<result", "csv": b"\n", "tsv": b"\n"}
 _SMALL = 65_536  # answers up to this many bytes are counted whole; larger ones lazily, up to the limit
 
 
@@ -94,11 +97,11 @@ class Endpoint:
         except Exception:
             return failed()
 
-    def quick(self, scope: Scope) -> Response | None:
+    def quick(self, scope: Scope) -> tuple[bytes, str] | None:
         """The answer to ``GET /sparql?query=...`` for a bounded query that needs nothing waited
-        for (:meth:`_at_once`), read from the ASGI scope without the framework's routing and
-        request objects, which cost more than the query; None for everything else, errors
-        included, which :meth:`handle` then answers as always."""
+        for (:meth:`_at_once`), and its media type, read from the ASGI scope without the
+        framework's routing and request objects, which cost more than the query; None for
+        everything else, errors included, which :meth:`handle` then answers as always."""
         if scope["method"] != "GET" or not self.wb.store.owned:
             return None
         authorization = accept = host = None
@@ -122,7 +125,7 @@ class Endpoint:
             data = self._at_once(asked, text, fmt.name, None if user is None else user.name)
         except WorkbenchError:
             return None  # handle() answers it, with its status and message
-        return None if data is None else Response(data, media_type=fmt.media_type)
+        return None if data is None else (data, fmt.media_type)
 
     def _base_of(self, scope: Scope, host: bytes | None) -> str:
         """:func:`_base` of the request's URL, kept per URL (every query by one client has the same)."""
@@ -262,6 +265,8 @@ def _more_than(data: bytes, fmt: str, graph: bool, limit: int) -> bool:
     """
     if len(data) <= limit:
         return False
+    if not graph and data.count(_ROW_MARK[fmt]) <= limit:
+        return False  # each row holds at least one of its format's mark: fewer marks, fewer rows
     if fmt == "json" and not graph and len(data) <= _SMALL:  # a lane answer: json's C parser is quickest
         results = json.loads(data).get("results")
         return results is not None and len(results["bindings"]) > limit
