@@ -236,6 +236,8 @@ class Endpoint:
         if readable is None:
             return None
         rows = min(LOOP_ROWS, self.result_limit)
+        if fmt == "json" and readable.cheap_patterns and (direct := shape.json_answer(readable, rows)) is not None:
+            return direct  # read as one quad pattern: no query to parse and plan
         query = shape.capped(text, rows + 1)
         # A bounded text is a SELECT or ASK of one pattern, no SERVICE: nothing for read_only to refuse.
         data = answer(readable, query, format=fmt, runner=_here, checked=True)

@@ -211,18 +211,20 @@ class Store(abc.ABC):
 
     def matching(self, s: ox.NamedNode | ox.BlankNode | ox.Literal | None, p: ox.NamedNode | None,
                  o: ox.NamedNode | ox.BlankNode | ox.Literal | None,
-                 graph: ox.NamedNode | ox.BlankNode | None = None) -> list[ox.Quad]:
+                 graph: ox.NamedNode | ox.BlankNode | None = None, *, limit: int | None = None) -> list[ox.Quad]:
         """The quads in named graphs (or in ``graph``) matching ``s p o`` (None: any term), as
-        ``GRAPH ?g { s p o }`` reads them (a literal subject matches nothing). By SPARQL here, so
-        a reader's store filters them as it filters every read; where blank nodes cannot be
-        written in a query, they are refused: ask one only where :attr:`cheap_patterns`."""
+        ``GRAPH ?g { s p o }`` reads them (a literal subject matches nothing), at most ``limit``
+        of them. By SPARQL here, so a reader's store filters them as it filters every read; where
+        blank nodes cannot be written in a query, they are refused: ask one only where
+        :attr:`cheap_patterns`."""
         if isinstance(s, ox.Literal):
             return []
         slots = ((s, "s"), (p, "p"), (o, "o"), (graph, "g"))
         if any(isinstance(t, ox.BlankNode) for t, _ in slots):
             raise Unsupported("a blank node cannot be matched by a SPARQL query")
         terms = [str(t) if t is not None else f"?{v}" for t, v in slots]
-        rows = self.select(f"SELECT * WHERE {{ GRAPH {terms[3]} {{ {' '.join(terms[:3])} }} }}")
+        cap = "" if limit is None else f" LIMIT {limit}"
+        rows = self.select(f"SELECT * WHERE {{ GRAPH {terms[3]} {{ {' '.join(terms[:3])} }} }}{cap}")
         return [ox.Quad(*(t if t is not None else r[v] for t, v in slots)) for r in rows]  # type: ignore[arg-type]
 
     def quads_rewritten(self, rewrite: Callable[[str], str], graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:

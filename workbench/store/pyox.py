@@ -11,6 +11,7 @@ False
 from __future__ import annotations
 
 import contextlib
+import itertools
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -91,12 +92,13 @@ class PyoxStore(Store):
 
     def matching(self, s: ox.NamedNode | ox.BlankNode | ox.Literal | None, p: ox.NamedNode | None,
                  o: ox.NamedNode | ox.BlankNode | ox.Literal | None,
-                 graph: ox.NamedNode | ox.BlankNode | None = None) -> list[ox.Quad]:
+                 graph: ox.NamedNode | ox.BlankNode | None = None, *, limit: int | None = None) -> list[ox.Quad]:
         if isinstance(s, ox.Literal):
             return []
         with self._reading():
-            return [q for q in self._db.quads_for_pattern(s, p, o, graph)
-                    if not isinstance(q.graph_name, ox.DefaultGraph)]
+            found = (q for q in self._db.quads_for_pattern(s, p, o, graph)
+                     if not isinstance(q.graph_name, ox.DefaultGraph))
+            return list(found if limit is None else itertools.islice(found, limit))
 
     def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]:
         with self._reading():
