@@ -229,3 +229,22 @@ def test_an_app_without_the_lane_gets_uvicorn_s_own_protocol(tmp_path: Path) -> 
         return None
 
     assert protocol(plain) == "httptools"
+
+
+def test_a_client_that_does_not_read_is_not_written_to_without_bound(running: Running) -> None:
+    # Pipelined lane requests from a client that reads nothing: once the connection's write buffer
+    # is full, the rest go the ASGI way, which waits for the client (and stops reading its requests).
+    before = len(running.asgi)
+    request = _request(_get("SELECT * WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 100"), running)
+    with socket.socket() as conn:
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        conn.connect(("127.0.0.1", running.port))
+        conn.setblocking(False)
+        sent = 0
+        deadline = time.monotonic() + 10
+        while len(running.asgi) == before and time.monotonic() < deadline:
+            try:
+                sent += conn.send(request * 20)
+            except BlockingIOError:
+                time.sleep(0.01)  # the server stopped reading: its buffers are full
+        assert len(running.asgi) > before, f"{sent} bytes of requests answered without regard to the client"

@@ -22,7 +22,7 @@ from workbench.ids import ENTITIES_GRAPH, source_iri
 from workbench.names import entities
 from workbench.rules.engine import Engine
 from workbench.service import Workbench
-from workbench.store import Store
+from workbench.store import Batch, Store
 from workbench.store.base import Store as BaseStore
 from workbench.store.pyox import MemoryStore
 from workbench.vocab import OWL, PREFIXES, RDF, SKOS, WB
@@ -138,6 +138,16 @@ def test_negative_facts_read_as_their_query_reads_them(quads: list[ox.Quad]) -> 
                     return sorted(tuple(str(r.get(k)) for k in "ogf") for r in found)
                 assert rows(native) == rows(queried), (s, p, o)  # type: ignore[arg-type]
 
+
+
+def test_a_relation_declared_functional_is_seen_at_the_next_question() -> None:
+    # whether a relation is functional is kept per store version: a write declaring it moves that
+    store = _store([])
+    s = ox.NamedNode(E + "a")
+    assert not any(r["f"] for r in asking._negatives_by_patterns(store, s, WB.needs, None))
+    store.write(Batch(quads=[ox.Quad(WB.needs, RDF.type, OWL.FunctionalProperty, ENTITIES_GRAPH)]))
+    assert [r["f"] for r in asking._negatives_by_patterns(store, s, WB.needs, None)] == [ox.Literal(True)]
+    assert not any(r["f"] for r in asking._negatives_by_patterns(store, s, WB.has, None))
 
 def _solve_all(store: Store) -> str:
     _, ruleset = shipped(*RULE_FILES)

@@ -73,6 +73,7 @@ class _Lane:
     cycle: Any
     pipeline: Any
     transport: Any
+    flow: Any
     server_state: Any
 
     def on_headers_complete(self) -> None:
@@ -94,6 +95,8 @@ class _Lane:
         """Answer the request here if the lane takes it; False to send it the ASGI way."""
         if (self.cycle is not None and not self.cycle.response_complete) or self.pipeline:
             return False  # behind a request still answering: its answer goes first, the ASGI way
+        if self.flow.write_paused:
+            return False  # a client not reading its answers: the ASGI way waits for it to drain
         parsed = httptools.parse_url(self.url)
         if parsed.path not in PATHS or self.parser.should_upgrade():
             return False
