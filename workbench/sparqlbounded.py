@@ -6,7 +6,9 @@ itself. Some queries need no such guard: **one triple pattern** (optionally insi
 ``GRAPH``), no variable used twice, no property path, filter, DISTINCT, ORDER, OFFSET or
 dataset clause. pyoxigraph answers it by scanning one index range in which every entry is a
 row, so each row costs the same few microseconds and ``LIMIT n`` bounds the whole work.
-:func:`bounded` recognises them; :meth:`Bounded.capped` sets their LIMIT.
+:func:`bounded` recognises them; :meth:`Bounded.capped` sets their LIMIT; and
+:meth:`Bounded.json_answer` reads the commonest of them (a pattern in ``GRAPH`` of variables and
+absolute IRIs) as one quad pattern, with no query to parse and plan.
 
 The recogniser is deliberately narrow: IRIs without escapes, simple prefixed names, variables,
 plain strings (no backslash), integers; no comments, blank nodes or other keywords. A text it
