@@ -22,7 +22,7 @@ from workbench.server.api import Api
 from workbench.server.editor import assets, editor_response, wants_editor
 from workbench.server.lane import TRIED
 from workbench.server.runner import QueryRunner
-from workbench.server.sparql import Endpoint, failed
+from workbench.server.sparql import PATHS, Endpoint, failed
 from workbench.service import Workbench
 
 log = logging.getLogger(__name__)
@@ -67,8 +67,8 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/", index, methods=["GET"]),
-            Route("/sparql", sparql, methods=METHODS, name="sparql"),
-            Route("/sparql/", sparql, methods=METHODS),
+            Route(PATHS[0], sparql, methods=METHODS, name="sparql"),
+            *(Route(path, sparql, methods=METHODS) for path in PATHS[1:]),
             assets(),
             *api.routes(),
         ],
@@ -87,7 +87,7 @@ class QuickLane:
         self.app, self.endpoint = app, endpoint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] in ("/sparql", "/sparql/") and TRIED not in scope:
+        if scope["type"] == "http" and scope["path"] in PATHS and TRIED not in scope:
             try:
                 found = self.endpoint.quick(scope)
                 response = None if found is None else Response(found[0], media_type=found[1])

@@ -26,11 +26,11 @@ import httptools
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
-from workbench.server.sparql import Endpoint
+from workbench.server.sparql import PATHS, Endpoint
 
 log = logging.getLogger(__name__)
 TRIED = "workbench.lane"  #: a scope key: the HTTP layer asked the lane already (and it declined)
-PATHS = (b"/sparql", b"/sparql/")
+_PATHS = tuple(path.encode() for path in PATHS)
 _BODY = (b"content-length", b"transfer-encoding")  # a GET with a body goes the ASGI way (it is read there)
 # uvicorn's proxy middleware rewrites the scheme and client from these: that request goes through it
 _PROXY = (b"forwarded", b"x-forwarded-for", b"x-forwarded-proto", b"x-forwarded-host")
@@ -98,7 +98,7 @@ class _Lane:
         if self.flow.write_paused:
             return False  # a client not reading its answers: the ASGI way waits for it to drain
         parsed = httptools.parse_url(self.url)
-        if parsed.path not in PATHS or self.parser.should_upgrade():
+        if parsed.path not in _PATHS or self.parser.should_upgrade():
             return False
         for name, _ in self.headers:
             if name in _BODY or name in _PROXY:

@@ -49,6 +49,7 @@ ALLOWED = "GET, HEAD, POST"
 _LINE = re.compile(r"\bat (\d+):")
 # Past this much of a body we stop draining it and let the connection close.
 DRAIN_LIMIT = 100_000_000
+PATHS = ("/sparql", "/sparql/")  #: where the endpoint answers (the routes, and both quick lanes)
 LOOP_ROWS = 100  #: the most rows a bounded query reads on the event loop (well under a millisecond of work)
 # A byte each row of an answer holds at least once (every JSON row is an object, every XML row a
 # <result> element, every CSV or TSV row a line), so its count bounds the rows from above.
