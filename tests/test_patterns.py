@@ -193,6 +193,41 @@ def test_the_sample_answers_the_same_with_patterns_and_with_queries(tmp_path: ob
         wb.close()
 
 
+def test_a_question_asked_again_reads_no_pattern_until_a_write(tmp_path: object) -> None:
+    """The recorded facts a question reads by quad patterns (its lookups, its negative facts) are
+    kept while the store's version stays: asked again, the same answer from no pattern read at
+    all; after a write (the record a proof rests on retracted) the next answer sees it."""
+    wb = Workbench.open(tmp_path, create=True)  # type: ignore[arg-type]
+    wb.init(sample=True)
+    try:
+        def asked() -> tuple[dict[str, object], list[object]]:
+            calls: list[object] = []
+            real = type(wb.store).matching
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(type(wb.store), "matching", lambda self, *a, **k: calls.append(a) or real(self, *a, **k))
+                return wb.ask("my car", "needs", "gasoline").to_json(), calls
+
+        first, read = asked()
+        assert first["tier"] == "derived" and read  # the first time, read from the store
+        again, read = asked()
+        assert again == first and read == []
+        leaves = {p["record"] for f in first["findings"] for p in _leaves(f["proofs"][0])}
+        kind = next(r for r in leaves if wb.record(r).statement.startswith("My car is"))
+        wb.retract(kind, reason="tested: a write moves what is kept")
+        after, read = asked()
+        assert read and after["tier"] == "no_evidence", after["summary"]
+    finally:
+        wb.close()
+
+
+def _leaves(proof: dict[str, object]) -> Iterator[dict[str, object]]:
+    premises = proof.get("premises") or []
+    if not premises:
+        yield proof
+    for p in premises:  # type: ignore[attr-defined]
+        yield from _leaves(p)
+
+
 def test_what_is_kept_per_version_stays_bounded_and_answers_the_same(tmp_path: object) -> None:
     """Past its bound each keeper starts again (a server that runs for weeks without a write keeps
     at most that much); the answers are the same as with room for everything."""
@@ -208,20 +243,21 @@ def test_what_is_kept_per_version_stays_bounded_and_answers_the_same(tmp_path: o
             described = Described.of(wb.store)
             return (len(described._leaves), len(described._words) + len(described._rows),
                     len(entities._Bound.of(wb.store)._values),
-                    len(records._Active.of(wb.store)._values))
+                    len(records._Active.of(wb.store)._values), len(records._Seen.of(wb.store)._values),
+                    len(asking._Negated.of(wb.store)._values))
 
         roomy = run()
         full = sizes()
         assert min(full) > 3
         with pytest.MonkeyPatch.context() as mp:
-            for keeper in (Described, entities._Bound, records._Active):
+            for keeper in (Described, entities._Bound, records._Active, records._Seen, asking._Negated):
                 mp.setattr(keeper, "LIMIT", 3)
                 keeper._kept.clear()  # kept so far: forgotten, so the run fills the keepers again
             assert run() == roomy
             bounded = sizes()
         # each started again (what one question adds may pass the bound until the next)
         assert all(b < f for b, f in zip(bounded, full, strict=True)), (bounded, full)
-        assert bounded[2] <= 3 and bounded[3] <= 3
+        assert all(b <= 3 for b in bounded[2:])
     finally:
         wb.close()
 

@@ -23,6 +23,7 @@ from workbench.rules.primed import OBJECT, SUBJECT, Primed
 from workbench.rules.proof import Fact, Support
 from workbench.store import Store
 from workbench.store.base import Row as StoreRow
+from workbench.store.caches import Kept
 from workbench.values.answers import Answer, Finding, Recorded, Tier
 from workbench.values.rules import RuleSet
 from workbench.vocab import OWL, RDF
@@ -163,7 +164,17 @@ def _negatives_branches(s: ox.NamedNode, p: ox.NamedNode, o: ox.NamedNode | None
 
 def _negatives_by_patterns(store: Store, s: ox.NamedNode, p: ox.NamedNode, o: ox.NamedNode | None) -> list[StoreRow]:
     """:func:`_negatives_pattern`'s solutions for a normal read, read by quad patterns (a store
-    where they are cheap: :attr:`Store.cheap_patterns`)."""
+    where they are cheap: :attr:`Store.cheap_patterns`), kept while the store's version stays
+    (:class:`_Negated`: recorded facts, which only a write changes)."""
+    return _Negated.of(store).one((s, p, o), functools.partial(_read_negatives, store, s, p, o))
+
+
+class _Negated(Kept):
+    """:func:`_negatives_by_patterns`'s rows per question (subject, relation, object), for one
+    store at one version; the caller only reads them."""
+
+
+def _read_negatives(store: Store, s: ox.NamedNode, p: ox.NamedNode, o: ox.NamedNode | None) -> list[StoreRow]:
     rows: list[StoreRow] = []
     for q in store.matching(None, OWL.sourceIndividual, s):
         n, g = q.subject, q.graph_name

@@ -117,15 +117,22 @@ def _active(store: Store, records: list[ox.NamedNode | ox.BlankNode]) -> dict[ox
 
 
 def seen(store: Store, s: ox.NamedNode | ox.BlankNode | ox.Literal | None, p: ox.NamedNode | None,
-         o: ox.NamedNode | ox.BlankNode | ox.Literal | None) -> list[ox.Quad]:
+         o: ox.NamedNode | ox.BlankNode | ox.Literal | None) -> Sequence[ox.Quad]:
     """The quads matching ``s p o`` in the records a normal read sees (:func:`active`): what
-    ``GRAPH ?g { s p o }`` with :func:`effective` reads, by quad patterns."""
+    ``GRAPH ?g { s p o }`` with :func:`effective` reads, by quad patterns. Kept while the
+    store's version stays (:class:`_Seen`): a question asked again, or another about the same
+    thing, reads its recorded facts once a version."""
+    return _Seen.of(store).one((s, p, o), functools.partial(_seen, store, s, p, o))
+
+
+def _seen(store: Store, s: ox.NamedNode | ox.BlankNode | ox.Literal | None, p: ox.NamedNode | None,
+          o: ox.NamedNode | ox.BlankNode | ox.Literal | None) -> tuple[ox.Quad, ...]:
     quads = store.matching(s, p, o)
     if not quads:
-        return quads
+        return ()
     graphs: list[ox.NamedNode | ox.BlankNode] = [q.graph_name for q in quads]  # type: ignore[misc]  # named only
     sees = _Active.of(store).many(graphs, functools.partial(_active, store))
-    return [q for q, g in zip(quads, graphs, strict=True) if sees[g]]
+    return tuple(q for q, g in zip(quads, graphs, strict=True) if sees[g])
 
 
 class _Active(Kept):
@@ -133,6 +140,14 @@ class _Active(Kept):
     a record's status, and what supersedes it, change only by a write, which moves it."""
 
     LIMIT = 100_000
+
+
+class _Seen(Kept):
+    """:func:`seen`'s quads for the patterns asked, kept for one store while its version stays
+    (what a record says, and whether it is seen, change only by a write, which moves it). A
+    tuple each: handed out as kept, never changed."""
+
+    LIMIT = 50_000
 
 
 def find(

@@ -16,7 +16,7 @@ from workbench.errors import StoreUnavailable
 from workbench.records import effective, meta
 from workbench.rules.bindings import dedupe, ground, match, reach, shape, value, values_block
 from workbench.rules.proof import Fact, Match, Row, Triple
-from workbench.rules.walked import About, Walked
+from workbench.rules.walked import About, Walked, by_predicate
 from workbench.store import Store
 from workbench.store.base import Row as StoreRow
 from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Var
@@ -158,8 +158,8 @@ class Reads:
         if about is None or not isinstance(pred, ox.NamedNode) or pred.value not in about[0]:
             return False
         hits = []
-        for triple, g in about[1]:
-            if triple[1] == pred and (found := match(p, triple, vals)) is not None:
+        for triple, g in about[1].get(pred, ()):
+            if (found := match(p, triple, vals)) is not None:
                 hits.append((tuple(found[v] for v in free), Fact(triple, g)))  # the premise grounded
         self.seen[(form, key)] = hits
         return True
@@ -394,7 +394,7 @@ class Reads:
         if wide:
             for n, about in facts.items():
                 if n not in known:  # (a node expanded before had its facts skipped above)
-                    self.about[n] = (frozenset(wide), sorted(about, key=str))
+                    self.about[n] = (frozenset(wide), by_predicate(about))
 
     def walk_query(self, pred: ox.NamedNode, forward: bool, todo: Sequence[Node], levels: int,
                    wide: list[str]) -> str:

@@ -23,7 +23,18 @@ from workbench.store.caches import PerStore
 from workbench.values.rules import Node
 
 Edges = dict[Node, list[tuple[Node, ox.NamedNode]]]
-About = tuple[frozenset[str], Sequence[tuple[Triple, ox.NamedNode]]]  # never changed in place
+# What a walk fetched about a node: the predicates asked for, and its facts with each (by
+# predicate, each group in a fixed order); never changed in place.
+Fact = tuple[Triple, ox.NamedNode]
+About = tuple[frozenset[str], Mapping[ox.NamedNode, Sequence[Fact]]]
+
+
+def by_predicate(facts: Iterable[Fact]) -> dict[ox.NamedNode, tuple[Fact, ...]]:
+    """Facts (each with its record) grouped by predicate, each group sorted: what :data:`About` holds."""
+    groups: dict[ox.NamedNode, list[Fact]] = {}
+    for fact in sorted(facts, key=str):
+        groups.setdefault(fact[0][1], []).append(fact)
+    return {p: tuple(found) for p, found in groups.items()}
 
 
 class Walked(PerStore):
@@ -37,7 +48,7 @@ class Walked(PerStore):
         super().__init__(store)
         self._version: str | None = None
         self._edges: dict[tuple[str, bool], dict[Node, tuple[tuple[Node, ox.NamedNode], ...]]] = {}
-        self._about: dict[Node, tuple[frozenset[str], tuple[tuple[Triple, ox.NamedNode], ...]]] = {}
+        self._about: dict[Node, About] = {}
         self._size = 0
         self._lock = threading.Lock()
 
@@ -87,5 +98,6 @@ class Walked(PerStore):
                 # what other walks fetched about the node, with other predicates, stays beside it
                 had = self._about.get(node)
                 if had is not None and not had[0] <= preds:
-                    preds, facts = had[0] | preds, sorted({*had[1], *facts}, key=str)
-                self._about[node] = (preds, tuple(facts))
+                    preds, facts = had[0] | preds, by_predicate({f for group in (had[1], facts)
+                                                                 for found in group.values() for f in found})
+                self._about[node] = (preds, facts)

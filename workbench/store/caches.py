@@ -12,6 +12,7 @@ from workbench.store.base import Store
 
 K = TypeVar("K")
 V = TypeVar("V")
+_MISSING = object()
 
 
 class PerStore:
@@ -82,3 +83,20 @@ class Kept(PerStore):
                         self._values = {}
                     self._values.update(found)
         return out
+
+    def one(self, key: Any, read: Callable[[], V]) -> V:
+        """:meth:`many` for one key, the common case, with less around it."""
+        version = self.store.version()
+        with self._lock:
+            if version != self._version:
+                self._version, self._values = version, {}
+            found = self._values.get(key, _MISSING)
+        if found is not _MISSING:
+            return found  # type: ignore[no-any-return]
+        value = read()
+        with self._lock:
+            if version == self._version:
+                if len(self._values) >= self.LIMIT:
+                    self._values = {}
+                self._values[key] = value
+        return value
