@@ -220,6 +220,26 @@ def test_a_question_asked_again_reads_no_pattern_until_a_write(tmp_path: object)
         wb.close()
 
 
+def test_a_pattern_with_many_matches_is_read_again_not_kept() -> None:
+    """What a quad pattern finds is kept for the version only while it is small: a pattern over a
+    whole class is read from the store each time rather than held."""
+    things = [ox.NamedNode(f"{E}t{i}") for i in range(3)]
+    store = _store([ox.Quad(t, RDF.type, ox.NamedNode(E + "car"), RECORDS[0]) for t in things]
+                   + [ox.Quad(RECORDS[0], WB.status, WB.Active, SOURCES[0])])
+    calls: list[object] = []
+    real = MemoryStore.matching
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(MemoryStore, "matching", lambda self, *a, **k: calls.append(a) or real(self, *a, **k))
+        for bound, reads in ((2, 2), (3, 1)):
+            mp.setattr(records, "SEEN_KEPT", bound)
+            records._Seen._kept.clear()
+            calls.clear()
+            for _ in range(2):
+                found = records.seen(store, None, RDF.type, ox.NamedNode(E + "car"))
+                assert sorted(q.subject.value for q in found) == sorted(t.value for t in things)
+            assert len([c for c in calls if c[1] == RDF.type]) == reads, bound
+
+
 def _leaves(proof: dict[str, object]) -> Iterator[dict[str, object]]:
     premises = proof.get("premises") or []
     if not premises:

@@ -120,9 +120,17 @@ def seen(store: Store, s: ox.NamedNode | ox.BlankNode | ox.Literal | None, p: ox
          o: ox.NamedNode | ox.BlankNode | ox.Literal | None) -> Sequence[ox.Quad]:
     """The quads matching ``s p o`` in the records a normal read sees (:func:`active`): what
     ``GRAPH ?g { s p o }`` with :func:`effective` reads, by quad patterns. Kept while the
-    store's version stays (:class:`_Seen`): a question asked again, or another about the same
-    thing, reads its recorded facts once a version."""
-    return _Seen.of(store).one((s, p, o), functools.partial(_seen, store, s, p, o))
+    store's version stays (:class:`_Seen`) when they are at most :data:`SEEN_KEPT`: a question
+    asked again, or another about the same thing, reads its recorded facts once a version (a
+    pattern over a whole class is read again rather than held)."""
+    return _Seen.of(store).one((s, p, o), functools.partial(_seen, store, s, p, o), _few)
+
+
+SEEN_KEPT = 1_000  # a pattern's matches kept for the version at most
+
+
+def _few(quads: Sequence[ox.Quad]) -> bool:
+    return len(quads) <= SEEN_KEPT
 
 
 def _seen(store: Store, s: ox.NamedNode | ox.BlankNode | ox.Literal | None, p: ox.NamedNode | None,

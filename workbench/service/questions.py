@@ -72,12 +72,15 @@ def _first_reads(wb: Workbench, subject: str, relation: str | ox.NamedNode, obj:
     to go with the version check (``rules/primed``): from the rules and relations as last read
     (none yet: nothing sent; changed since: the rows are used only where they still fit). A
     relation label: an ask's (its lookups and negative facts); an IRI: the lookups alone."""
-    from workbench.answers import ask
-    from workbench.names.keys import name_key
     from workbench.rules import primed
 
+    if not primed.possible(wb.store):
+        return None  # the embedded store, and a server without LATERAL: nothing to send ahead
+    from workbench.answers import ask
+    from workbench.names.keys import name_key
+
     rules, relations = wb._shared.last_rules(), wb._indexes.last_relations()
-    if not primed.possible(wb.store) or rules is None or relations is None:
+    if rules is None or relations is None:
         return None
     if isinstance(relation, ox.NamedNode):
         return primed.Primed.of(wb.store, rules, relation, name_key(subject), None, dict, kind=("lookups",))

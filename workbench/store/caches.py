@@ -84,8 +84,9 @@ class Kept(PerStore):
                     self._values.update(found)
         return out
 
-    def one(self, key: Any, read: Callable[[], V]) -> V:
-        """:meth:`many` for one key, the common case, with less around it."""
+    def one(self, key: Any, read: Callable[[], V], keep: Callable[[V], bool] | None = None) -> V:
+        """:meth:`many` for one key, the common case, with less around it; a value read now is
+        kept only if ``keep`` (when given) says so."""
         version = self.store.version()
         with self._lock:
             if version != self._version:
@@ -94,6 +95,8 @@ class Kept(PerStore):
         if found is not _MISSING:
             return found  # type: ignore[no-any-return]
         value = read()
+        if keep is not None and not keep(value):
+            return value
         with self._lock:
             if version == self._version:
                 if len(self._values) >= self.LIMIT:
