@@ -25,13 +25,13 @@ from workbench.values.rules import Node
 Edges = dict[Node, list[tuple[Node, ox.NamedNode]]]
 # What a walk fetched about a node: the predicates asked for, and its facts with each (by
 # predicate, each group in a fixed order); never changed in place.
-Fact = tuple[Triple, ox.NamedNode]
-About = tuple[frozenset[str], Mapping[ox.NamedNode, Sequence[Fact]]]
+Held = tuple[Triple, ox.NamedNode]  # a fact with its record (proof.Fact is the dataclass)
+About = tuple[frozenset[str], Mapping[ox.NamedNode, Sequence[Held]]]
 
 
-def by_predicate(facts: Iterable[Fact]) -> dict[ox.NamedNode, tuple[Fact, ...]]:
+def by_predicate(facts: Iterable[Held]) -> dict[ox.NamedNode, tuple[Held, ...]]:
     """Facts (each with its record) grouped by predicate, each group sorted: what :data:`About` holds."""
-    groups: dict[ox.NamedNode, list[Fact]] = {}
+    groups: dict[ox.NamedNode, list[Held]] = {}
     for fact in sorted(facts, key=str):
         groups.setdefault(fact[0][1], []).append(fact)
     return {p: tuple(found) for p, found in groups.items()}
