@@ -250,10 +250,13 @@ def shown(queries: list[str]) -> str:
 
 @pytest.fixture(scope="module")
 def walks_read_afresh() -> Iterator[None]:
-    """For tests that count what a closure's walk reads: walks kept from earlier questions at
-    the same version (rules/walked) are not taken, so every walk reads as the first one does."""
-    from workbench.rules.walked import Walked
+    """For tests that count what a closure's walk reads: walks, what they reach and lone
+    lookups kept from earlier questions at the same version (rules/walked) are not taken, so
+    every walk reads as the first one does."""
+    from workbench.rules.walked import Looked, Reached, Walked
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Walked, "get", lambda self, *args, **kwargs: ({}, {}))
+        patch.setattr(Reached, "peek", lambda self, *args: None)
+        patch.setattr(Looked, "peek", lambda self, *args: None)
         yield

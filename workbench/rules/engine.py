@@ -32,7 +32,7 @@ written anywhere. Each solution's bindings instantiate the premises: that is the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pyoxigraph as ox
 
@@ -113,7 +113,7 @@ class Engine:
         return self.reads.ride(pattern)
 
     def walk(self, predicate: ox.NamedNode, starts: set[Node], *, forward: bool = True,
-             min_len: int = 0) -> dict[Node, dict[Node, list[Fact]]]:
+             min_len: int = 0) -> dict[Node, dict[Node, Sequence[Fact]]]:
         """See :meth:`Reads.walk`."""
         return self.reads.walk(predicate, starts, forward=forward, min_len=min_len)
 
@@ -284,21 +284,39 @@ class Engine:
         """Predicates of what the body looks up next about each node a forward ``closure``
         reaches: its next premise, when the closure's end is that premise's subject, and the
         first premises of the rules that could conclude it, about the same node. The walk
-        fetches those facts with its edges (Reads.expand), a query fewer per step."""
+        fetches those facts with its edges (Reads.expand), a query fewer per step. Worked out
+        once for the rules, but for a predicate the rows bind."""
+        if not (self.ahead and todo and rows):
+            return frozenset()
+        key = ("ahead", rule.iri, closure, *todo, frozenset(bound))
+        plan: tuple[str | None, frozenset[str]] | None = self.rules.plans.get(key)
+        if plan is None:
+            plan = self.rules.plans[key] = self._ahead_plan(rule, closure, todo, bound)
+        var, preds = plan
+        if var is None:
+            return preds
+        return preds | {v.value for r in rows if isinstance(v := r.vals[var], ox.NamedNode)}
+
+    def _ahead_plan(self, rule: Rule, closure: Premise, todo: list[Premise],
+                    bound: set[str]) -> tuple[str | None, frozenset[str]]:
+        """:meth:`_ahead` from the rules alone: the variable whose values in the rows are
+        predicates to fetch too (None: none), and the predicates known already."""
         end = closure.o
         forward = not isinstance(closure.s, Var) or closure.s.name in bound
-        if not (self.ahead and todo and rows and forward and isinstance(end, Var) and end.name not in bound):
-            return frozenset()
+        if not (forward and isinstance(end, Var) and end.name not in bound):
+            return None, frozenset()
         known = bound | closure.vars()
         after = self._next(rule, todo, known)
         if isinstance(after.p, Closure) or after.metadata or after.s != end:
-            return frozenset()
+            return None, frozenset()
+        var = None
+        preds: set[ox.NamedNode] = set()
         if isinstance(after.p, Var):
             if after.p.name not in known:
-                return frozenset()  # every fact about each node: not worth fetching ahead
-            preds = {r.vals[after.p.name] for r in rows}
+                return None, frozenset()  # every fact about each node: not worth fetching ahead
+            var = after.p.name
         else:
-            preds = {after.p}
+            preds.add(after.p)
         if self._derivable(rule, after):
             for other in self._concluding(rule, after):
                 for head in other.head:
@@ -308,7 +326,7 @@ class Engine:
                     if (first is not None and not first.metadata and isinstance(head.s, Var) and first.s == head.s
                             and isinstance(first.p, ox.NamedNode)):
                         preds.add(first.p)
-        return frozenset(p.value for p in preds if isinstance(p, ox.NamedNode))
+        return var, frozenset(p.value for p in preds)
 
     def _first(self, rule: Rule, bound: set[str]) -> Premise | None:
         """The premise ``_body`` evaluates first from these bindings, when it is a lone lookup (a

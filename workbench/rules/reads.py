@@ -16,7 +16,7 @@ from workbench.errors import StoreUnavailable
 from workbench.records import effective, meta
 from workbench.rules.bindings import dedupe, ground, match, reach, shape, value, values_block
 from workbench.rules.proof import Fact, Match, Row, Triple
-from workbench.rules.walked import About, Walked, by_predicate
+from workbench.rules.walked import About, Looked, Reached, Walked, by_predicate
 from workbench.store import Store
 from workbench.store.base import Row as StoreRow
 from workbench.values.rules import Closure, Filter, Node, NotExists, Premise, Var
@@ -46,6 +46,9 @@ class Reads:
         self.seen: dict[tuple[str, tuple[Node, ...]], list[tuple[tuple[Node, ...], Fact]]] = {}
         # a lone lookup read by quad patterns, not a query (see :meth:`by_patterns`)
         self.patterns = store.cheap_patterns and as_of is None
+        # ... and its matches kept for the store's version (:class:`Looked`): recorded facts only
+        self.version = (store.known_version() or "") if self.patterns else ""
+        self.looked = Looked.of(store) if self.version else None
         self.rides: dict[int, str] = {}  # group patterns to send with the next batched lookups
         self.ridden: dict[int, list[StoreRow]] = {}
 
@@ -103,14 +106,15 @@ class Reads:
         """A lone premise's matches, remembered by the premise's shape (variables by position),
         so rules that share a premise under other variable names share the lookup."""
         form, free = shape(p, cols)
-        missing = [k for k in keys if not self.known(p, cols, k)]
+        seen = self.seen
+        missing = [k for k in keys if (form, k) not in seen and not self.known(p, cols, k)]
         if missing:
             if self.natively(p, len(missing)):
                 self.by_patterns(p, cols, missing)
             else:
                 self.remember(p, cols, missing, self.query([p], cols, missing, []))
         return {
-            k: [(dict(zip(free, values, strict=True)), ((p.index, fact),)) for values, fact in self.seen[(form, k)]]
+            k: [(dict(zip(free, values, strict=True)), ((p.index, fact),)) for values, fact in seen[(form, k)]]
             for k in keys
         }
 
@@ -142,6 +146,7 @@ class Reads:
                 found = match(p, triple, vals)  # type: ignore[arg-type]
                 if found is not None:
                     hits.append((tuple(found[v] for v in free), Fact(triple, q.graph_name)))  # type: ignore[arg-type]
+            self.keep(form, key, hits)
 
     def known(self, p: Premise, cols: list[str], key: tuple[Node, ...]) -> bool:
         """Whether a lone lookup's matches under ``key`` are in the cache: looked up before, or
@@ -149,6 +154,11 @@ class Reads:
         form, free = shape(p, cols)
         if (form, key) in self.seen:
             return True
+        if self.looked is not None:
+            kept = self.looked.peek(self.version, (form, key))
+            if kept is not None:
+                self.seen[(form, key)] = kept
+                return True
         if not self.about or p.metadata or isinstance(p.p, Closure):
             return False
         vals = dict(zip(cols, key, strict=True))
@@ -162,7 +172,15 @@ class Reads:
             if (found := match(p, triple, vals)) is not None:
                 hits.append((tuple(found[v] for v in free), Fact(triple, g)))  # the premise grounded
         self.seen[(form, key)] = hits
+        self.keep(form, key, hits)
         return True
+
+    def keep(self, form: str, key: tuple[Node, ...], hits: list[tuple[tuple[Node, ...], Fact]]) -> None:
+        """A lone lookup's matches read by quad patterns (or fetched ahead by a walk, the same
+        patterns), kept for the store's version when they are few (:data:`records.SEEN_KEPT`):
+        the next question with this lookup reads nothing and matches nothing again."""
+        if self.looked is not None and len(hits) <= records.SEEN_KEPT:
+            self.looked.put(self.version, (form, key), tuple(hits))
 
     def remember(self, p: Premise, cols: list[str], keys: list[tuple[Node, ...]],
                   found: dict[tuple[Node, ...], list[Match]]) -> None:
@@ -303,12 +321,37 @@ class Reads:
     def walk(
         self, predicate: ox.NamedNode, starts: set[Node], *, forward: bool = True, min_len: int = 0,
         ahead: frozenset[str] = frozenset(),
-    ) -> dict[Node, dict[Node, list[Fact]]]:
+    ) -> dict[Node, dict[Node, Sequence[Fact]]]:
         """For each start, every node it reaches along ``predicate`` edges the read sees
         (backwards with ``forward=False``), with the shortest chain of recorded edges that gets
-        there. One query per ``closure_levels`` levels of the walk (a property path would
-        lose the edges' records, and pyoxigraph walks ``GRAPH ?g { p+ }`` over every graph);
-        edges are remembered for the question."""
+        there (never changed: the caller only reads it). One query per ``closure_levels``
+        levels of the walk (a property path would lose the edges' records, and pyoxigraph walks
+        ``GRAPH ?g { p+ }`` over every graph); edges are remembered for the question. Where quad
+        patterns are cheap, what a start reaches is kept for the store's version (:class:`Reached`:
+        recorded edges only), so the next question walking from it walks nothing."""
+        if self.looked is None:
+            return self._walk(predicate, starts, forward=forward, min_len=min_len, ahead=ahead)
+        reached = Reached.of(self.store)
+        out: dict[Node, dict[Node, Sequence[Fact]]] = {}
+        rest = set()
+        for start in starts:
+            found = reached.peek(self.version, (predicate, forward, min_len, start))
+            if found is None:
+                rest.add(start)
+            else:
+                out[start] = found
+        if rest:
+            walked = self._walk(predicate, rest, forward=forward, min_len=min_len, ahead=ahead)
+            if not self.incomplete:
+                for start, paths in walked.items():
+                    if sum(map(len, paths.values())) <= records.SEEN_KEPT:
+                        reached.put(self.version, (predicate, forward, min_len, start), paths)
+            out.update(walked)
+        return out
+
+    def _walk(
+        self, predicate: ox.NamedNode, starts: set[Node], *, forward: bool, min_len: int, ahead: frozenset[str],
+    ) -> dict[Node, dict[Node, Sequence[Fact]]]:
         key = (predicate.value, forward)
         edges = self.edges.setdefault(key, {})
         # Edges read at this version by an earlier question are taken, not asked again.
@@ -342,7 +385,7 @@ class Reads:
             kept.put(version, key, edges, {n: self.about[n] for n in edges if n in self.about})
         return {
             s: {
-                end: [Fact((a, predicate, b) if forward else (b, predicate, a), g) for a, b, g in chain]
+                end: tuple(Fact((a, predicate, b) if forward else (b, predicate, a), g) for a, b, g in chain)
                 for end, chain in reach(s, edges, min_len).items()
             }
             for s in starts

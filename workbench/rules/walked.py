@@ -1,6 +1,7 @@
-"""Closure edges kept between questions: the recorded edges a walk fetched (each node's edges
-along a predicate, with the record of each edge) and what a walk fetched ahead about the nodes,
-kept for one readable store while its version stays.
+"""Recorded facts a question's reads keep for the next question: closure edges (each node's
+edges along a predicate, with the record of each edge) and what a walk fetched ahead about the
+nodes (:class:`Walked`), what a walk from a node reaches (:class:`Reached`), and a lone lookup's
+matches (:class:`Looked`), kept for one readable store while its version stays.
 
 A question's walks read the same kinds again and again (a thing's kind, the kinds above it),
 and what the store records about them changes only with a write, which moves the version. So a
@@ -19,7 +20,7 @@ import pyoxigraph as ox
 
 from workbench.rules.proof import Triple
 from workbench.store import Store
-from workbench.store.caches import PerStore
+from workbench.store.caches import Kept, PerStore
 from workbench.values.rules import Node
 
 Edges = dict[Node, list[tuple[Node, ox.NamedNode]]]
@@ -101,3 +102,18 @@ class Walked(PerStore):
                     preds, facts = had[0] | preds, by_predicate({f for group in (had[1], facts)
                                                                  for found in group.values() for f in found})
                 self._about[node] = (preds, facts)
+
+
+class Looked(Kept):
+    """Lone lookups' matches (see :meth:`Reads.keep`) for one store while its version stays: a
+    lookup's matches are recorded facts, which only a write changes, and it moves the version.
+    A tuple each, never changed; a question's own cache takes them as they are."""
+
+    LIMIT = 50_000
+
+
+class Reached(Kept):
+    """What a walk from one start reaches (see :meth:`Reads.walk`), for one store while its
+    version stays: recorded edges only, which only a write changes. Never changed."""
+
+    LIMIT = 20_000

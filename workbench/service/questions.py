@@ -13,13 +13,19 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 import pyoxigraph as ox
 
 from workbench import records
+from workbench.answers import ask as facts
+from workbench.answers import binding as names
+from workbench.answers import count as counts
+from workbench.answers import current as states
+from workbench.answers import decision as decisions
 from workbench.answers.period import period
 from workbench.names.entities import prefetch_names
+from workbench.names.keys import name_key
+from workbench.rules import primed
 from workbench.values.answers import Answer, Tier
 from workbench.vocab import WB
 
 if TYPE_CHECKING:
-    from workbench.rules.primed import Primed
     from workbench.service import Workbench
 
 P = ParamSpec("P")
@@ -42,8 +48,6 @@ def ask(
     wb: Workbench, subject: str, relation: str, obj: str | None = None, *, as_of: str | None = None, guess: bool = False
 ) -> Answer:
     """See :meth:`Workbench.ask`."""
-    from workbench.answers import ask
-    from workbench.answers import binding as names
 
     first = _first_reads(wb, subject, relation, obj) if as_of is None else None
     prefetch_names(wb.store, [subject, obj], *([first.query] if first is not None else []))
@@ -55,10 +59,10 @@ def ask(
                        kind="ask", question=question, params=params, as_of=as_of)
     if isinstance(bound, Answer):
         return bound
-    answer = ask.ask(wb.store, wb.rules, subject=bound["subject"], relation=rel, obj=bound.get("object"),
+    answer = facts.ask(wb.store, wb.rules, subject=bound["subject"], relation=rel, obj=bound.get("object"),
                      as_of=as_of, question=question, params=params,
                      first=first if first is not None and first.relation == rel else None)
-    if obj is None and ask.logged_state(answer):
+    if obj is None and facts.logged_state(answer):
         # Repeated updates of one state (a weight logged three times) are one current value
         # with its history, never several values.
         return current(wb, subject, relation, as_of=as_of)
@@ -67,17 +71,15 @@ def ask(
     return answer
 
 
-def _first_reads(wb: Workbench, subject: str, relation: str | ox.NamedNode, obj: str | None = None) -> Primed | None:
+def _first_reads(wb: Workbench, subject: str, relation: str | ox.NamedNode,
+                 obj: str | None = None) -> primed.Primed | None:
     """On a shared server, what the question reads first, written before its names are bound,
     to go with the version check (``rules/primed``): from the rules and relations as last read
     (none yet: nothing sent; changed since: the rows are used only where they still fit). A
     relation label: an ask's (its lookups and negative facts); an IRI: the lookups alone."""
-    from workbench.rules import primed
 
     if not primed.possible(wb.store):
         return None  # the embedded store, and a server without LATERAL: nothing to send ahead
-    from workbench.answers import ask
-    from workbench.names.keys import name_key
 
     rules, relations = wb._shared.last_rules(), wb._indexes.last_relations()
     if rules is None or relations is None:
@@ -87,7 +89,7 @@ def _first_reads(wb: Workbench, subject: str, relation: str | ox.NamedNode, obj:
     rel = relations.get(relation)
     if rel is None:
         return None
-    return ask.primed(wb.store, rules, rel, name_key(subject), name_key(obj) if obj else None)
+    return facts.primed(wb.store, rules, rel, name_key(subject), name_key(obj) if obj else None)
 
 
 def _guessed(wb: Workbench, answer: Answer, subject: ox.NamedNode, rel: ox.NamedNode, obj: object | None) -> Answer:
@@ -131,8 +133,6 @@ def count(
     as_of: str | None = None,
 ) -> Answer:
     """See :meth:`Workbench.count`."""
-    from workbench.answers import binding as names
-    from workbench.answers import count
 
     prefetch_names(wb.store, [event_type, about])
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
@@ -145,15 +145,13 @@ def count(
                        kind="count", question=question, params=params, as_of=as_of)
     if isinstance(bound, Answer):
         return bound
-    return count.count_events(wb.store, kind=bound["kind"], about=bound.get("about"), start=first, end=last,
+    return counts.count_events(wb.store, kind=bound["kind"], about=bound.get("about"), start=first, end=last,
                               as_of=as_of, question=question, params=params)
 
 
 @one_read
 def current(wb: Workbench, subject: str, state: str, *, as_of: str | None = None) -> Answer:
     """See :meth:`Workbench.current`."""
-    from workbench.answers import binding as names
-    from workbench.answers import current
 
     prefetch_names(wb.store, [subject])
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
@@ -164,15 +162,13 @@ def current(wb: Workbench, subject: str, state: str, *, as_of: str | None = None
                        as_of=as_of)
     if isinstance(bound, Answer):
         return bound
-    return current.current_state(wb.store, subject=bound["subject"], relation=rel, as_of=as_of,
+    return states.current_state(wb.store, subject=bound["subject"], relation=rel, as_of=as_of,
                                  question=question, params=params)
 
 
 @one_read
 def decision(wb: Workbench, scope: str, *, as_of: str | None = None) -> Answer:
     """See :meth:`Workbench.decision`."""
-    from workbench.answers import binding as names
-    from workbench.answers import decision
 
     first = _first_reads(wb, scope, WB.governedBy) if as_of is None else None
     prefetch_names(wb.store, [scope], *([first.query] if first is not None else []))
@@ -183,7 +179,7 @@ def decision(wb: Workbench, scope: str, *, as_of: str | None = None) -> Answer:
                        as_of=as_of)
     if isinstance(bound, Answer):
         return bound
-    return decision.decision(wb.store, wb.rules, scope=bound["scope"], as_of=as_of, question=question,
+    return decisions.decision(wb.store, wb.rules, scope=bound["scope"], as_of=as_of, question=question,
                              params=params, first=first)
 
 

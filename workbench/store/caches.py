@@ -84,6 +84,23 @@ class Kept(PerStore):
                     self._values.update(found)
         return out
 
+    def peek(self, version: str, key: Any) -> Any:
+        """The value kept for ``key`` at ``version`` (the store's, as the caller read it), or
+        None; nothing is read."""
+        with self._lock:
+            if version != self._version:
+                self._version, self._values = version, {}
+            return self._values.get(key)
+
+    def put(self, version: str, key: Any, value: Any) -> None:
+        """Keep ``value``, read by the caller at ``version``, for ``key`` (unless the store
+        has moved on since)."""
+        with self._lock:
+            if version == self._version:
+                if len(self._values) >= self.LIMIT:
+                    self._values = {}
+                self._values[key] = value
+
     def one(self, key: Any, read: Callable[[], V], keep: Callable[[V], bool] | None = None) -> V:
         """:meth:`many` for one key, the common case, with less around it; a value read now is
         kept only if ``keep`` (when given) says so."""
