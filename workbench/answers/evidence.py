@@ -11,7 +11,7 @@ terms can ride with its first query (:meth:`Described.wanted`), a round trip few
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import pyoxigraph as ox
 
@@ -117,11 +117,12 @@ class Described(PerStore):
         self._leaves: Leaves = {}  # what _leaves built from them
         self._lock = threading.Lock()
 
-    def wanted(self, iris: Iterable[str], records: Iterable[str] = ()) -> tuple[list[str], list[str]]:
-        """The ``iris`` (:func:`iris_of` terms) and ``records`` not described at this version."""
+    def wanted(self, iris: Sequence[str], records: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+        """The ``iris`` and ``records`` (each sorted, once each: :func:`iris_of`) not described at
+        this version."""
         return self.kept(iris, records)[2]
 
-    def kept(self, iris: Iterable[str], records: Iterable[str] = ()
+    def kept(self, iris: Sequence[str], records: Sequence[str] = ()
              ) -> tuple[dict[str, str], list[Row], tuple[list[str], list[str]]]:
         """What is kept of ``iris``' words and ``records``' provenance at this version (the
         words, the provenance's rows), and what is not (:meth:`wanted`), read at once: a later
@@ -135,14 +136,14 @@ class Described(PerStore):
                 self._leaves.clear()
             words: dict[str, str] = {}
             unnamed = []
-            for i in sorted(set(iris)):
-                if i not in self._words:
+            known = self._words
+            for i in iris:
+                if i not in known:
                     unnamed.append(i)
-                elif (w := self._words[i]) is not None:
+                elif (w := known[i]) is not None:
                     words[i] = w
-            wanted = sorted(set(records))
-            rows = [row for r in wanted for row in self._rows.get(r, ())]
-            undescribed = [r for r in wanted if r not in self._rows]
+            rows = [row for r in records for row in self._rows.get(r, ())]
+            undescribed = [r for r in records if r not in self._rows]
         return words, rows, (unnamed, undescribed)
 
     def take(self, iris: Iterable[str], records: Iterable[str], rows: Iterable[Row]) -> None:

@@ -126,18 +126,14 @@ def dedupe(rows: list[Row]) -> list[Row]:
     text breaks ties, so the choice is stable; it is built only for ties)."""
     if len(rows) < 2:
         return rows
-    best: dict[tuple[object, ...], tuple[int, Row]] = {}
+    best: dict[tuple[int, frozenset[tuple[str, Node]]], tuple[int, Row]] = {}
     for r in rows:
-        key = (r.tag, *sorted(r.vals.items(), key=_first))
+        key = (r.tag, frozenset(r.vals.items()))
         size = sum(s.size for _, s in r.sup)
         old = best.get(key)
         if old is None or size < old[0] or (size == old[0] and _text(r) < _text(old[1])):
             best[key] = (size, r)
     return [v[1] for v in best.values()]
-
-
-def _first(item: tuple[str, object]) -> str:
-    return item[0]
 
 
 def _text(r: Row) -> str:

@@ -56,67 +56,75 @@ class PerStore:
 class Kept(PerStore):
     """Values read from one store, kept while its version stays (every write moves it), at most
     :attr:`LIMIT` of them (past it the keeper starts again); thread-safe. A subclass per kind of
-    value, found with :meth:`of`; for a store whose version is known without asking anyone."""
+    value, found with :meth:`of`; for a store whose version is known without asking anyone.
+
+    The version and its values are one pair, replaced whole when the version moves: a lookup
+    reads the pair without the lock (one attribute read) and can never pair one version with
+    another's values."""
 
     LIMIT = 20_000
 
     def __init__(self, store: Store) -> None:
         super().__init__(store)
-        self._version: str | None = None
-        self._values: dict[Any, Any] = {}
+        self._kept_at: tuple[str | None, dict[Any, Any]] = (None, {})
         self._lock = threading.Lock()
+
+    @property
+    def _values(self) -> dict[Any, Any]:  # what is kept at the version last seen
+        return self._kept_at[1]
+
+    def _at(self, version: str) -> dict[Any, Any]:
+        """The values kept at ``version``, started afresh if the store has moved to it."""
+        at, values = self._kept_at
+        if at != version:
+            with self._lock:
+                at, values = self._kept_at
+                if at != version:
+                    values = {}
+                    self._kept_at = (version, values)
+        return values
+
+    def _keep(self, version: str, found: dict[Any, Any]) -> None:
+        """Keep ``found``, read at ``version``, unless the store has moved on since."""
+        with self._lock:
+            at, values = self._kept_at
+            if at != version:
+                return
+            if len(values) + len(found) > self.LIMIT:
+                values = {}
+                self._kept_at = (version, values)
+            values.update(found)
 
     def many(self, keys: Sequence[K], read: Callable[[list[K]], dict[K, V]]) -> dict[K, V]:
         """The value of each of ``keys``: kept at this version, or ``read`` (the missing ones at
         once) and kept."""
         version = self.store.version()
-        with self._lock:
-            if version != self._version:
-                self._version, self._values = version, {}
-            out = {k: self._values[k] for k in keys if k in self._values}
+        values = self._at(version)
+        out = {k: values[k] for k in keys if k in values}
         missing = list(dict.fromkeys(k for k in keys if k not in out))
         if missing:
             out.update(found := read(missing))
-            with self._lock:
-                if version == self._version:
-                    if len(self._values) + len(found) > self.LIMIT:
-                        self._values = {}
-                    self._values.update(found)
+            self._keep(version, found)
         return out
-
-    def peek(self, version: str, key: Any) -> Any:
-        """The value kept for ``key`` at ``version`` (the store's, as the caller read it), or
-        None; nothing is read."""
-        with self._lock:
-            if version != self._version:
-                self._version, self._values = version, {}
-            return self._values.get(key)
-
-    def put(self, version: str, key: Any, value: Any) -> None:
-        """Keep ``value``, read by the caller at ``version``, for ``key`` (unless the store
-        has moved on since)."""
-        with self._lock:
-            if version == self._version:
-                if len(self._values) >= self.LIMIT:
-                    self._values = {}
-                self._values[key] = value
 
     def one(self, key: Any, read: Callable[[], V], keep: Callable[[V], bool] | None = None) -> V:
         """:meth:`many` for one key, the common case, with less around it; a value read now is
         kept only if ``keep`` (when given) says so."""
         version = self.store.version()
-        with self._lock:
-            if version != self._version:
-                self._version, self._values = version, {}
-            found = self._values.get(key, _MISSING)
+        found = self._at(version).get(key, _MISSING)
         if found is not _MISSING:
             return found  # type: ignore[no-any-return]
         value = read()
-        if keep is not None and not keep(value):
-            return value
-        with self._lock:
-            if version == self._version:
-                if len(self._values) >= self.LIMIT:
-                    self._values = {}
-                self._values[key] = value
+        if keep is None or keep(value):
+            self._keep(version, {key: value})
         return value
+
+    def peek(self, version: str, key: Any) -> Any:
+        """The value kept for ``key`` at ``version`` (the store's, as the caller read it), or
+        None; nothing is read."""
+        return self._at(version).get(key)
+
+    def put(self, version: str, key: Any, value: Any) -> None:
+        """Keep ``value``, read by the caller at ``version``, for ``key`` (unless the store
+        has moved on since)."""
+        self._keep(version, {key: value})
