@@ -48,7 +48,6 @@ def ask(
     wb: Workbench, subject: str, relation: str, obj: str | None = None, *, as_of: str | None = None, guess: bool = False
 ) -> Answer:
     """See :meth:`Workbench.ask`."""
-
     first = _first_reads(wb, subject, relation, obj) if as_of is None else None
     prefetch_names(wb.store, [subject, obj], *([first.query] if first is not None else []))
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
@@ -60,8 +59,8 @@ def ask(
     if isinstance(bound, Answer):
         return bound
     answer = facts.ask(wb.store, wb.rules, subject=bound["subject"], relation=rel, obj=bound.get("object"),
-                     as_of=as_of, question=question, params=params,
-                     first=first if first is not None and first.relation == rel else None)
+                       as_of=as_of, question=question, params=params,
+                       first=first if first is not None and first.relation == rel else None)
     if obj is None and facts.logged_state(answer):
         # Repeated updates of one state (a weight logged three times) are one current value
         # with its history, never several values.
@@ -133,7 +132,6 @@ def count(
     as_of: str | None = None,
 ) -> Answer:
     """See :meth:`Workbench.count`."""
-
     prefetch_names(wb.store, [event_type, about])
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
     first, last = period(year, start, end, this_year=wb._shared.clock().year)
@@ -146,13 +144,12 @@ def count(
     if isinstance(bound, Answer):
         return bound
     return counts.count_events(wb.store, kind=bound["kind"], about=bound.get("about"), start=first, end=last,
-                              as_of=as_of, question=question, params=params)
+                               as_of=as_of, question=question, params=params)
 
 
 @one_read
 def current(wb: Workbench, subject: str, state: str, *, as_of: str | None = None) -> Answer:
     """See :meth:`Workbench.current`."""
-
     prefetch_names(wb.store, [subject])
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
     rel = names.relation(wb._indexes.relations(), state)
@@ -163,13 +160,12 @@ def current(wb: Workbench, subject: str, state: str, *, as_of: str | None = None
     if isinstance(bound, Answer):
         return bound
     return states.current_state(wb.store, subject=bound["subject"], relation=rel, as_of=as_of,
-                                 question=question, params=params)
+                                question=question, params=params)
 
 
 @one_read
 def decision(wb: Workbench, scope: str, *, as_of: str | None = None) -> Answer:
     """See :meth:`Workbench.decision`."""
-
     first = _first_reads(wb, scope, WB.governedBy) if as_of is None else None
     prefetch_names(wb.store, [scope], *([first.query] if first is not None else []))
     as_of = records.as_of_day(wb.store, as_of, "--as-of")
@@ -180,7 +176,7 @@ def decision(wb: Workbench, scope: str, *, as_of: str | None = None) -> Answer:
     if isinstance(bound, Answer):
         return bound
     return decisions.decision(wb.store, wb.rules, scope=bound["scope"], as_of=as_of, question=question,
-                             params=params, first=first)
+                              params=params, first=first)
 
 
 def _term(text: str) -> object:
